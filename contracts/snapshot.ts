@@ -1,0 +1,145 @@
+/**
+ * The `hdc.health/v1` snapshot: one sample of every accelerator on one node, as an agent
+ * POSTs it (CONTRACT §1). The three payload families keep the shapes their tools print;
+ * normalisation into one device model lives in core/normalise.ts.
+ *
+ * Unknown keys are stripped, not rejected, so newer agents can add fields without breaking
+ * older ingest functions. Any numeric metric may be null (the tool printed NA/N/A/ERR!/-),
+ * and a metric an agent omits is read as null.
+ */
+import { z } from 'zod';
+
+/** The only schema identifier this version accepts. */
+export const SNAPSHOT_SCHEMA = 'hdc.health/v1';
+
+/** A numeric metric: a finite number, or null when the tool could not read it. */
+export const metric = z.number().finite().nullable().default(null);
+/** A cumulative counter (ECC): a non-negative number, or null. */
+export const counter = z.number().finite().nonnegative().nullable().default(null);
+
+const healthText = z.string().max(32).default('UNKNOWN');
+const errorCodes = z
+  .array(z.string().regex(/^[0-9A-Fa-f]{1,16}$/, 'must be a hex fault code such as "80E01801"'))
+  .max(256)
+  .default([]);
+const busId = z.string().min(1).max(64);
+
+/** One chip of a 910B-family device (910B, 910/910A, A3 Ascend910 with two chips per NPU). */
+export const npu910Schema = z.object({
+  npu: z.number().int().nonnegative(),
+  chip: z.number().int().nonnegative().default(0),
+  phy_id: z.number().int().nonnegative().nullable().optional(),
+  name: z.string().max(128).default(''),
+  health: healthText,
+  temp_c: metric,
+  power_w: metric,
+  aicore_pct: metric,
+  hbm: z
+    .object({
+      used_mb: metric,
+      total_mb: metric,
+      temp_c: metric,
+      ecc: z.object({ single_bit: counter, double_bit: counter }).prefault({}),
+    })
+    .prefault({}),
+  pcie: z
+    .object({
+      bus_id: busId.nullable().default(null),
+      link: z.enum(['up', 'down']).nullable().default(null),
+    })
+    .prefault({}),
+  error_codes: errorCodes,
+  present: z.boolean().default(true),
+});
+
+/** One chip of a 310P-family card. */
+export const chip310Schema = z.object({
+  chip: z.number().int().nonnegative(),
+  device_id: z.number().int().nonnegative(),
+  health: healthText,
+  temperature: metric,
+  power_w: metric,
+  ddr: z
+    .object({ used_mb: metric, total_mb: metric, ecc_sbe: counter, ecc_dbe: counter })
+    .prefault({}),
+  error_codes: errorCodes,
+  present: z.boolean().default(true),
+});
+
+/** One 310P-family card (one to four chips, card-level MCU power). */
+export const card310Schema = z.object({
+  card: z.number().int().nonnegative(),
+  name: z.string().max(128).default(''),
+  bus_id: busId.nullable().default(null),
+  pcie_link: z.union([z.literal(0), z.literal(1)]).nullable().default(null),
+  mcu_power_w: metric,
+  chips: z.array(chip310Schema).max(8),
+});
+
+/** One NVIDIA GPU. A GPU that fell off the bus reports null metrics. */
+export const gpuSchema = z.object({
+  index: z.number().int().nonnegative(),
+  uuid: z.string().max(128).nullable().default(null),
+  bus_id: busId.nullable().default(null),
+  name: z.string().max(128).default(''),
+  temperature_gpu: metric,
+  power_draw_w: metric,
+  ecc_corrected_volatile: counter,
+  ecc_uncorrected_volatile: counter,
+  pcie_link_gen: metric,
+  pcie_link_width: metric,
+  xid_events: z
+    .array(z.object({ xid: z.number().int().nonnegative(), at: z.iso.datetime({ offset: true }).nullable().default(null) }))
+    .max(1024)
+    .default([]),
+  present: z.boolean().default(true),
+});
+
+const MAX_DEVICES = 512;
+
+export const payload910Schema = z.object({
+  family: z.literal('910B'),
+  driver_version: z.string().max(64).optional(),
+  npus: z.array(npu910Schema).max(MAX_DEVICES),
+});
+export const payload310Schema = z.object({
+  family: z.literal('310P'),
+  driver_version: z.string().max(64).optional(),
+  cards: z.array(card310Schema).max(MAX_DEVICES),
+});
+export const payloadNvidiaSchema = z.object({
+  family: z.literal('nvidia'),
+  driver_version: z.string().max(64).optional(),
+  gpus: z.array(gpuSchema).max(MAX_DEVICES),
+});
+
+/** The family-specific body of a snapshot, discriminated by `family`. */
+export const payloadSchema = z.discriminatedUnion('family', [payload910Schema, payload310Schema, payloadNvidiaSchema]);
+
+/** The snapshot envelope (CONTRACT §1). */
+export const snapshotSchema = z.object({
+  schema: z.literal(SNAPSHOT_SCHEMA),
+  node: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Kubernetes node name (lower-case DNS subdomain)'),
+  /** New at every start of the agent process; absent in hand-made samples (one anonymous boot). */
+  boot_id: z.string().max(128).default(''),
+  seq: z.number().int().nonnegative(),
+  collected_at: z.iso.datetime({ offset: true }),
+  collector: z.string().min(1).max(64),
+  cached: z.boolean().default(false),
+  payload: payloadSchema,
+});
+
+/** A validated snapshot, defaults filled in. */
+export type Snapshot = z.infer<typeof snapshotSchema>;
+/** A snapshot as written on the wire, before defaults. */
+export type SnapshotInput = z.input<typeof snapshotSchema>;
+export type Payload = z.infer<typeof payloadSchema>;
+export type Npu910 = z.infer<typeof npu910Schema>;
+export type Card310 = z.infer<typeof card310Schema>;
+export type Chip310 = z.infer<typeof chip310Schema>;
+export type Gpu = z.infer<typeof gpuSchema>;
+export type AcceleratorFamily = Payload['family'];

@@ -1,0 +1,31 @@
+// Lint guards the architecture: pure code (contracts, core) never imports I/O modules.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const ioModules = ['node:fs', 'node:fs/promises', 'node:net', 'node:http', 'node:child_process', 'execa', 'express', '@kubernetes/client-node'];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'max-depth': ['error', 4],
+      'max-params': ['error', 5],
+    },
+  },
+  {
+    files: ['contracts/**/*.ts', 'core/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: ioModules.map((name) => ({ name, message: 'contracts/ and core/ are pure: no I/O' })) }],
+      'no-restricted-globals': ['error', { name: 'process', message: 'core/ is pure: pass configuration in' }],
+      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'core/ never reads a clock: take now as an argument' }],
+    },
+  },
+  {
+    files: ['bin/**/*.js', 'jest.config.js', 'eslint.config.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
+);

@@ -1,0 +1,30 @@
+// Two projects: fast unit tests colocated with the code (x.test.ts beside x.ts), and
+// integration tests in test/ that share one real control plane per run (test/setup/).
+const tsJest = [
+  'ts-jest',
+  { useESM: true, tsconfig: { module: 'NodeNext', moduleResolution: 'NodeNext', isolatedModules: true } },
+];
+const common = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: { '^.+\\.ts$': tsJest },
+  testEnvironment: 'node',
+};
+
+export default {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/{contracts,core,platform,cli,agent,functions,controller,consumer,hack}/**/*.test.ts'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/setup/global-setup.ts',
+      globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+      testTimeout: 120000,
+    },
+  ],
+};
