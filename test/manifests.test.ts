@@ -1,0 +1,56 @@
+/**
+ * Every manifest under k8s/ renders with `kubectl kustomize` and is accepted by the real
+ * apiserver in a server-side dry run (schema, defaulting and admission included).
+ */
+import { describe, expect, it } from '@jest/globals';
+import * as k8s from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { parseAllDocuments } from 'yaml';
+import { adminKubeConfig, binDir } from './setup/cluster.js';
+
+const run = promisify(execFile);
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+
+async function kubectl(args: string[], input?: string): Promise<string> {
+  const kubeconfig = process.env.NPU_FAULT_TEST_KUBECONFIG ?? '';
+  const child = run(join(binDir(), 'kubectl'), [`--kubeconfig=${kubeconfig}`, ...args], {
+    maxBuffer: 32 * 1024 * 1024,
+  });
+  if (input !== undefined) {
+    child.child.stdin?.end(input);
+  }
+  const { stdout } = await child;
+  return stdout;
+}
+
+describe('k8s/ manifests', () => {
+  it('render with kubectl kustomize and pass a server-side dry run', async () => {
+    const rendered = await kubectl(['kustomize', join(repoRoot, 'k8s')]);
+    const objects = parseAllDocuments(rendered).map((d) => d.toJS() as k8s.KubernetesObject);
+    expect(objects.length).toBeGreaterThan(0);
+    for (const object of objects) {
+      expect(object.metadata?.labels?.['app.kubernetes.io/part-of']).toBe('npu-fault');
+      if (object.kind !== 'Namespace' && !object.kind?.startsWith('Cluster')) {
+        expect(object.metadata?.namespace ?? 'ai-infra').toBe('ai-infra');
+      }
+    }
+    // Namespaced objects can only be dry-run into a namespace that exists.
+    const core = adminKubeConfig().makeApiClient(k8s.CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: 'ai-infra' } } }).catch((error: { code?: number }) => {
+      if (error.code !== 409) throw error;
+    });
+    const out = await kubectl(['apply', '--dry-run=server', '--server-side', '--field-manager=npu-fault-test', '-f', '-'], rendered);
+    for (const object of objects) {
+      expect(out).toContain(`${object.metadata?.name}`);
+    }
+    expect(out).toMatch(/serverside-applied \(server dry run\)/);
+  });
+
+  it('are rejected by the dry run when invalid (the check has teeth)', async () => {
+    const broken = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\n  namespace: ai-infra\n';
+    await expect(kubectl(['apply', '--dry-run=server', '-f', '-'], broken)).rejects.toThrow(/Invalid value/);
+  });
+});
