@@ -12,7 +12,7 @@ ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
 KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
 CACHE_ROOT=${NPU_FAULT_CACHE:-$HOME/.cache/npu-fault}
 BIN_DIR="$CACHE_ROOT/k8s/$K8S_VERSION-etcd$ETCD_VERSION-kwok$KWOK_VERSION/bin"
-WANTED=(etcd kube-apiserver kube-controller-manager kubectl kwok)
+WANTED=(etcd kube-apiserver kube-controller-manager kubectl kwok kwok-stages.yaml)
 
 log() { printf '[build-control-plane] %s\n' "$*" >&2; }
 
@@ -27,7 +27,7 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
 
-all_present() { for b in "${WANTED[@]}"; do [ -x "$BIN_DIR/$b" ] || return 1; done; }
+all_present() { for b in "${WANTED[@]}"; do [ -s "$BIN_DIR/$b" ] || return 1; done; }
 if all_present; then echo "$BIN_DIR"; exit 0; fi
 
 mkdir -p "$BIN_DIR"
@@ -68,6 +68,17 @@ if [ ! -x "$BIN_DIR/kwok" ]; then
   log "building kwok $KWOK_VERSION"
   GOBIN="$WORK/kwok-bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" >&2
   mv "$WORK/kwok-bin/kwok" "$BIN_DIR/kwok"
+fi
+
+# --- kwok's own fast node and pod stages, read from the same kwok module release (not vendored) ---
+if [ ! -s "$BIN_DIR/kwok-stages.yaml" ]; then
+  kwok_dir=$(cd "$WORK" && go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  stage_dir="$kwok_dir/kustomize/stage"
+  for f in node/fast/node-initialize.yaml pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+    [ -f "$stage_dir/$f" ] || { echo "error: kwok $KWOK_VERSION has no stage file $f" >&2; exit 1; }
+    printf -- '---\n'; cat "$stage_dir/$f"
+  done > "$BIN_DIR/kwok-stages.yaml.tmp"
+  mv "$BIN_DIR/kwok-stages.yaml.tmp" "$BIN_DIR/kwok-stages.yaml"
 fi
 
 # --- kube-apiserver, kube-controller-manager, kubectl: wrapper module that replaces every

@@ -312,7 +312,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
       '--secure-port=0',
       `--service-account-private-key-file=${join(stateDir, 'certs', 'sa.key')}`,
       `--root-ca-file=${join(certDir, 'apiserver.crt')}`,
-      '--use-service-account-credentials=false',
+      '--use-service-account-credentials=true', // each controller acts under its own RBAC
       '--concurrent-gc-syncs=5',
     ],
     logOf('kube-controller-manager'),
@@ -334,7 +334,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
     join(binDir, 'kwok'),
     [
       `--kubeconfig=${state.kubeconfig}`,
-      '--config=' + join(repoRoot, 'hack', 'kwok.yaml'),
+      `--config=${join(binDir, 'kwok-stages.yaml')}`,
       '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
       `--server-address=127.0.0.1:${ports.kwok}`,
       '--cidr=10.244.0.0/16',

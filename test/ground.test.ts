@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { createTestNamespace, watchUntil, type TestNamespace } from './setup/cluster.js';
+import { microTime } from '../platform/k8s/micro-time.js';
+import { createTestNamespace, waitUntilGone, watchUntil, type TestNamespace } from './setup/cluster.js';
 
 const statusCode = (error: unknown): number | undefined => (error as { code?: number }).code;
 
@@ -86,7 +87,7 @@ describe('ground: real control plane', () => {
     });
     const asElector = await ns.serviceAccountKubeConfig('elector');
     const leases = asElector.makeApiClient(k8s.CoordinationV1Api);
-    const acquired = new Date();
+    const acquired = microTime(Date.now());
     const lease = await leases.createNamespacedLease({
       namespace: ns.name,
       body: {
@@ -100,7 +101,7 @@ describe('ground: real control plane', () => {
         },
       },
     });
-    const renewedAt = new Date(acquired.getTime() + 2000);
+    const renewedAt = microTime(acquired.getTime() + 2000);
     const renewed = await leases.replaceNamespacedLease({
       name: 'leader',
       namespace: ns.name,
@@ -184,11 +185,9 @@ describe('ground: real control plane', () => {
         { what: 'PDB allows one disruption' },
       );
       await evict();
-      await watchUntil<k8s.V1Pod>(
-        ns.admin,
-        `/api/v1/namespaces/${ns.name}/pods`,
-        (_pod, type) => type === 'DELETED',
-        { fieldSelector: 'metadata.name=worker', what: 'evicted pod deleted' },
+      // kwok's pod-delete stage finalises the evicted pod, as a kubelet would.
+      await waitUntilGone(ns.admin, `/api/v1/namespaces/${ns.name}/pods`, 'worker', (fieldSelector) =>
+        core.listNamespacedPod({ namespace: ns.name, fieldSelector }),
       );
     } finally {
       await core.deleteNode({ name: nodeName }).catch(() => undefined);

@@ -87,7 +87,7 @@ export async function watchUntil<T extends k8s.KubernetesObject>(
   kc: k8s.KubeConfig,
   path: string,
   predicate: (object: T, type: string) => boolean,
-  options: { fieldSelector?: string; labelSelector?: string; timeoutMs?: number; what?: string } = {},
+  options: { fieldSelector?: string; labelSelector?: string; resourceVersion?: string; timeoutMs?: number; what?: string } = {},
 ): Promise<T> {
   const watch = new k8s.Watch(kc);
   const timeoutMs = options.timeoutMs ?? 60_000;
@@ -115,6 +115,7 @@ export async function watchUntil<T extends k8s.KubernetesObject>(
     const query: Record<string, string> = {};
     if (options.fieldSelector) query.fieldSelector = options.fieldSelector;
     if (options.labelSelector) query.labelSelector = options.labelSelector;
+    if (options.resourceVersion) query.resourceVersion = options.resourceVersion;
     watch
       .watch(
         path,
@@ -132,5 +133,27 @@ export async function watchUntil<T extends k8s.KubernetesObject>(
         if (settled) controller.abort();
       })
       .catch((error: unknown) => finish(error instanceof Error ? error : new Error(String(error))));
+  });
+}
+
+/**
+ * Waits until the object `name` is gone from the list at `path`. Lists first (through
+ * `list`, a typed client call with the same field selector): a watch without a
+ * resourceVersion would never report an object that is already gone.
+ */
+export async function waitUntilGone(
+  kc: k8s.KubeConfig,
+  path: string,
+  name: string,
+  list: (fieldSelector: string) => Promise<{ items: unknown[]; metadata?: { resourceVersion?: string } }>,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const fieldSelector = `metadata.name=${name}`;
+  const current = await list(fieldSelector);
+  if (current.items.length === 0) return;
+  const options = { fieldSelector, timeoutMs, what: `${path}/${name} deleted` };
+  await watchUntil(kc, path, (_object, type) => type === 'DELETED', {
+    ...options,
+    ...(current.metadata?.resourceVersion ? { resourceVersion: current.metadata.resourceVersion } : {}),
   });
 }
