@@ -1,0 +1,135 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
+import { snapshotSchema } from '../contracts/snapshot.js';
+import type { CliIO } from './io.js';
+import { nodeNameFromFile, parse } from './parse.js';
+
+const REAL = fileURLToPath(new URL('../../shared/fixtures/real/', import.meta.url));
+
+/** A CliIO over an in-memory file table (real fixtures read from disk by path). */
+function fakeIO(files: Record<string, string> = {}): CliIO & { out: string; err: string } {
+  const io = {
+    out: '',
+    err: '',
+    isTTY: false,
+    stdout: (text: string): void => void (io.out += text),
+    stderr: (text: string): void => void (io.err += text),
+    readFile: async (path: string): Promise<string> => {
+      if (path in files) return files[path] as string;
+      if (path.startsWith(REAL)) return readFileSync(path, 'utf8');
+      throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
+    },
+  };
+  return io;
+}
+
+describe('npu-fault parse', () => {
+  it('prints one valid snapshot for an npu-smi table, node from the file name', async () => {
+    const io = fakeIO();
+    const code = await parse(['--from', 'npu-smi', `${REAL}npu-smi-910b4-8npu-1.txt`], io);
+    expect(code).toBe(0);
+    expect(io.err).toBe('');
+    expect(io.out).toMatch(/^\{\n {2}"schema": "hdc.health\/v1",\n/);
+    const snapshot = snapshotSchema.parse(JSON.parse(io.out));
+    expect(snapshot).toMatchObject({
+      node: 'npu-smi-910b4-8npu-1',
+      seq: 1,
+      boot_id: '',
+      collector: 'npu-smi',
+    });
+    expect(snapshot.payload.family === '910B' && snapshot.payload.npus).toHaveLength(8);
+  });
+
+  it('takes --node and the output timestamp (nvidia-smi table date line)', async () => {
+    const io = fakeIO();
+    const code = await parse(
+      [`${REAL}nvidia-smi-h200-table-1.txt`, '--from=nvidia-smi', '--node', 'gpu-7'],
+      io,
+    );
+    expect(code).toBe(0);
+    const snapshot = JSON.parse(io.out) as { node: string; collected_at: string; collector: string };
+    expect(snapshot).toMatchObject({
+      node: 'gpu-7',
+      collected_at: '2026-07-03T22:11:09.000Z',
+      collector: 'nvidia-smi',
+    });
+  });
+
+  it('uses --fields for a noheader CSV', async () => {
+    const io = fakeIO({ 'gpus.csv': '0, NVIDIA A40, 61\n1, NVIDIA A40, 62\n' });
+    expect(
+      await parse(['--from', 'nvidia-smi', '--fields', 'index,name,temperature.gpu', 'gpus.csv'], io),
+    ).toBe(0);
+    expect((JSON.parse(io.out) as { payload: { gpus: unknown[] } }).payload.gpus).toHaveLength(2);
+  });
+
+  it.each([
+    [[], /--from is required/],
+    [['--from', 'dcgm', 'x'], /--from must be one of hdc, npu-smi, nvidia-smi, not 'dcgm'/],
+    [['--from', 'hdc'], /a file to parse is required/],
+    [['--from', 'hdc', 'a', 'b'], /one file only/],
+    [['--from', 'hdc', '--verbose', 'a'], /unknown option '--verbose'/],
+    [['--from', 'hdc', '--node', 'Bad_Name', 'a'], /--node 'Bad_Name' is not a Kubernetes node name/],
+    [['--from'], /--from needs a value/],
+  ])('bad usage %j exits 2 with a one-line error and the usage', async (args, message) => {
+    const io = fakeIO();
+    expect(await parse(args, io)).toBe(2);
+    const [first, usage, rest] = io.err.split('\n');
+    expect(first).toMatch(message);
+    expect(usage).toMatch(/^usage: npu-fault parse --from/);
+    expect(rest).toBe('');
+    expect(io.out).toBe('');
+  });
+
+  it('--help prints the help and exits 0', async () => {
+    const io = fakeIO();
+    expect(await parse(['--help'], io)).toBe(0);
+    expect(io.out).toMatch(/file's base name/);
+  });
+
+  it.each([
+    [
+      'npu-smi',
+      'npu-smi-error-8005-1.txt',
+      /: line 2: npu-smi failed: dcmi module initialize failed\. ret is -8005$/,
+    ],
+    [
+      'npu-smi',
+      'npu-smi-t-board-910a-1.txt',
+      /: line 1: this is `npu-smi info -t board` output, not a device snapshot/,
+    ],
+    ['nvidia-smi', 'nvidia-smi-q-h100-truncated-3.txt', /: line 91: the output ends inside the block/],
+    ['hdc', 'mindx-deviceinfo-1.json', /MindCluster device-info ConfigMap/],
+  ])(
+    'bad input (--from %s %s) exits 1 with one line naming the file and line',
+    async (from, name, message) => {
+      const io = fakeIO();
+      expect(await parse(['--from', from, REAL + name], io)).toBe(1);
+      expect(io.err.startsWith(`npu-fault parse: ${REAL}${name}: `)).toBe(true);
+      expect(io.err.trimEnd()).toMatch(message);
+      expect(io.err.trimEnd()).not.toContain('\n');
+      expect(io.out).toBe('');
+    },
+  );
+
+  it('a schema violation names the field; a missing file is one line', async () => {
+    const io = fakeIO({ 'x.json': '{"family":"nvidia","gpus":[{"index":-1}]}' });
+    expect(await parse(['--from', 'hdc', 'x.json'], io)).toBe(1);
+    expect(io.err).toMatch(/^npu-fault parse: x\.json: payload\.gpus\[0\]\.index: /);
+    const missing = fakeIO();
+    expect(await parse(['--from', 'hdc', 'nope.json'], missing)).toBe(1);
+    expect(missing.err).toBe('npu-fault parse: nope.json: cannot read the file (ENOENT)\n');
+  });
+});
+
+describe('nodeNameFromFile', () => {
+  it.each([
+    ['/tmp/GPU_Node 7.txt', 'gpu-node-7'],
+    ['dir/atlas900-node-042.json', 'atlas900-node-042'],
+    ['__.txt', 'node'],
+    ['C:\\logs\\Host.Name.log', 'host.name'],
+  ])('%s -> %s', (path, name) => {
+    expect(nodeNameFromFile(path)).toBe(name);
+  });
+});

@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
+import type { Gpu } from '../../contracts/snapshot.js';
+import { attachXidEvents, lineTimestamp, parseXidEvents } from './kmsg-xid.js';
+
+const REAL = fileURLToPath(new URL('../../../shared/fixtures/real/', import.meta.url));
+const read = (name: string): string => readFileSync(REAL + name, 'utf8');
+
+describe('lineTimestamp', () => {
+  it.each([
+    ['[Sun Feb 23 16:24:18 2025] NVRM: x', '2025-02-23T16:24:18.000Z'],
+    ['2024-11-15T12:02:03,470068+00:00 NVRM: x', '2024-11-15T12:02:03.470Z'],
+    ['kern  :warn  : 2025-01-21T02:21:33,498559+02:00 NVRM: x', '2025-01-21T00:21:33.498Z'],
+    ['[ 1843.308145] NVRM: x', null],
+    ['NVRM: x', null],
+  ])('%s', (line, expected) => {
+    expect(lineTimestamp(line)).toBe(expected);
+  });
+});
+
+describe('parseXidEvents', () => {
+  it('reads dmesg -T lines with bus id normalised to upper case with function', () => {
+    const events = parseXidEvents(read('kmsg-xid-1.txt'));
+    expect(events[0]).toMatchObject({
+      bus_id: '0000:9B:00.0',
+      xid: 119,
+      at: '2025-02-23T16:24:18.000Z',
+      line: 3,
+    });
+    expect(events[0]?.inferred).toBeUndefined();
+  });
+
+  it('reads iso timestamps and several XIDs', () => {
+    const events = parseXidEvents(read('kmsg-xid-2.txt'));
+    expect(events.slice(0, 3).map((e) => [e.xid, e.at])).toEqual([
+      [48, '2024-11-15T12:02:03.470Z'],
+      [63, '2024-11-15T12:02:03.498Z'],
+      [94, '2024-11-15T12:02:03.506Z'],
+    ]);
+  });
+
+  it('Xid 79 with its "fallen off the bus" echo counts once; raw uptime gives at null', () => {
+    const events = parseXidEvents(read('kmsg-xid-4.txt'));
+    expect(events).toEqual([expect.objectContaining({ bus_id: '0000:91:00.0', xid: 79, at: null })]);
+  });
+
+  it('infers Xid 79 from the multi-line "fallen off the bus" message with no Xid line', () => {
+    expect(parseXidEvents(read('kmsg-xid-5.txt'))).toEqual([
+      expect.objectContaining({ bus_id: '0000:B3:00.0', xid: 79, at: null, line: 1, inferred: true }),
+    ]);
+  });
+
+  it('keeps non-zero PCI domains (GB200)', () => {
+    const buses = new Set(parseXidEvents(read('kmsg-xid-6.txt')).map((e) => e.bus_id));
+    expect([...buses].sort()).toEqual(['0008:01:00.0', '0009:01:00.0', '0018:01:00.0', '0019:01:00.0']);
+  });
+
+  it('ignores SXid (NVSwitch) and unrelated lines', () => {
+    const text = '[1.0] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Fatal\n[2.0] eth0: link up\n';
+    expect(parseXidEvents(text)).toEqual([]);
+  });
+});
+
+describe('attachXidEvents', () => {
+  const gpu = (index: number, bus: string | null): Gpu => ({
+    index,
+    uuid: null,
+    bus_id: bus,
+    name: '',
+    temperature_gpu: null,
+    power_draw_w: null,
+    ecc_corrected_volatile: null,
+    ecc_uncorrected_volatile: null,
+    pcie_link_gen: null,
+    pcie_link_width: null,
+    xid_events: [],
+    present: true,
+  });
+
+  it('attaches by normalised bus id and reports the unmatched', () => {
+    const gpus = [gpu(0, '0000:19:00.0'), gpu(1, '00000000:91:00.0')];
+    const events = parseXidEvents(
+      '[Mon Jan  6 10:00:00 2025] NVRM: Xid (PCI:0000:91:00): 79, pid=1, GPU has fallen off the bus.\n[ 5.0] NVRM: Xid (PCI:0000:aa:00): 13, pid=2\n',
+    );
+    const { gpus: out, unmatched } = attachXidEvents(gpus, events);
+    expect(out[1]?.xid_events).toEqual([{ xid: 79, at: '2025-01-06T10:00:00.000Z' }]);
+    expect(out[0]?.xid_events).toEqual([]);
+    expect(unmatched.map((e) => e.bus_id)).toEqual(['0000:AA:00.0']);
+    expect(gpus[1]?.xid_events).toEqual([]);
+  });
+});

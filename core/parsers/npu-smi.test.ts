@@ -1,0 +1,226 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from '@jest/globals';
+import { ParseError } from '../errors.js';
+import { ToolError } from './common.js';
+import { parseNpuSmiInfo, parseNpuSmiMapping, parseNpuSmiTable } from './npu-smi.js';
+
+const REAL = fileURLToPath(new URL('../../../shared/fixtures/real/', import.meta.url));
+const read = (name: string): string => readFileSync(REAL + name, 'utf8');
+
+const HEAD_910 = [
+  '+------------------------------------------------------------------------------------------------+',
+  '| npu-smi 24.1.0                   Version: 24.1.0                                               |',
+  '+---------------------------+---------------+----------------------------------------------------+',
+  '| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|',
+  '| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |',
+  '+===========================+===============+====================================================+',
+];
+const ROW_0 = [
+  '| 0     910B3               | Critical      | NA          91                0    / 0             |',
+  '| 0                         | 0000:C1:00.0  | -           0    / 0          NA   / 65536         |',
+];
+const ROW_1 = [
+  '| 1     910B3               | OK            | 98.0        40                0    / 0             |',
+  '| 0                         | 0000:C2:00.0  | 3           0    / 0          100/ 65536           |',
+];
+const BORDER =
+  '+===========================+===============+====================================================+';
+
+describe('parseNpuSmiTable (inline edge cases)', () => {
+  it('reads NA and "-" as null, and "100/ 65536" without a space', () => {
+    const p = parseNpuSmiTable([...HEAD_910, ...ROW_0, BORDER, ...ROW_1, BORDER].join('\n'));
+    if (p.family !== '910B') throw new Error('family');
+    expect(p.npus[0]).toMatchObject({
+      health: 'Critical',
+      power_w: null,
+      temp_c: 91,
+      aicore_pct: null,
+      hbm: { used_mb: null, total_mb: 65536 },
+    });
+    expect(p.npus[1]?.hbm).toMatchObject({ used_mb: 100, total_mb: 65536 });
+    expect(p.npus[1]?.phy_id).toBeUndefined();
+  });
+
+  it('tolerates trailing spaces and CRLF line endings', () => {
+    const text = [...HEAD_910, ...ROW_1, BORDER].map((l) => `${l}   `).join('\r\n');
+    const p = parseNpuSmiTable(text);
+    expect(p.family === '910B' && p.npus[0]?.power_w).toBe(98);
+  });
+
+  it('parses a table whose closing border was cut, when the last NPU is complete', () => {
+    const p = parseNpuSmiTable([...HEAD_910, ...ROW_0, BORDER, ...ROW_1].join('\n'));
+    expect(p.family === '910B' && p.npus).toHaveLength(2);
+  });
+
+  it('a row cut mid-way is an error naming its line', () => {
+    const cut = (ROW_1[1] ?? '').slice(0, 40);
+    expect(() => parseNpuSmiTable([...HEAD_910, ...ROW_0, BORDER, ROW_1[0], cut].join('\n'))).toThrow(
+      new ParseError(`table row is cut short (no closing '|'): '${cut.trim()}'`, 11),
+    );
+  });
+
+  it('a first row without its second row is an error naming the first row', () => {
+    const error = (() => {
+      try {
+        parseNpuSmiTable([...HEAD_910, ...ROW_0, BORDER, ROW_1[0]].join('\n'));
+      } catch (e) {
+        return e as ParseError;
+      }
+      throw new Error('no error');
+    })();
+    expect(error.line).toBe(10);
+    expect(error.message).toMatch(/second row \(Chip, Bus-Id\) is missing/);
+  });
+
+  it('a value that is not a number is an error naming the cell', () => {
+    const bad = (ROW_1[0] ?? '').replace('98.0', 'hot!');
+    expect(() => parseNpuSmiTable([...HEAD_910, bad, ROW_1[1], BORDER].join('\n'))).toThrow(
+      /^line 7: power: expected a number or NA, found 'hot!'$/,
+    );
+  });
+
+  it('a missing value (cell with too few values) is an error', () => {
+    const bad = (ROW_1[0] ?? '').replace('40 ', '   ');
+    expect(() => parseNpuSmiTable([...HEAD_910, bad, ROW_1[1], BORDER].join('\n'))).toThrow(
+      /^line 7: expected 3 values under/,
+    );
+  });
+
+  it('a table with a header and no NPU row is an error, not an empty payload', () => {
+    expect(() => parseNpuSmiTable([...HEAD_910, BORDER].join('\n'))).toThrow(/lists no NPU/);
+  });
+
+  it('dcmi failures are ToolErrors', () => {
+    expect(() => parseNpuSmiTable(read('npu-smi-error-8020-2.txt'))).toThrow(ToolError);
+  });
+
+  it('process sections are ignored (910A with four processes per NPU)', () => {
+    const p = parseNpuSmiTable(read('npu-smi-910a-8npu-procs-5.txt'));
+    expect(p.family === '910B' && p.npus.map((n) => n.health)).toEqual([
+      'OK',
+      'OK',
+      'OK',
+      'Warning',
+      'OK',
+      'OK',
+      'OK',
+      'Warning',
+    ]);
+  });
+
+  it('the 26.x wide layout reads like the narrow one', () => {
+    const p = parseNpuSmiTable(read('npu-smi-910b3-8npu-wide-26x-2.txt'));
+    expect(p.family === '910B' && p.npus[0]).toMatchObject({
+      temp_c: 50,
+      power_w: 100,
+      hbm: { used_mb: 8676, total_mb: 65536 },
+    });
+  });
+
+  it('the oldest 80-column 310 layout (no Hugepages column)', () => {
+    const p = parseNpuSmiTable(read('npu-smi-310-4chip-2.txt'));
+    if (p.family !== '310P') throw new Error('family');
+    expect(p.cards[0]).toMatchObject({ card: 215, bus_id: '0000:DA:00.0' });
+    expect(p.cards[0]?.chips.map((c) => c.ddr.used_mb)).toEqual([2703, 2703, 2703, 2703]);
+  });
+});
+
+describe('parseNpuSmiInfo (-t key : value)', () => {
+  it('health Alarm: error codes, multi-line error information', () => {
+    const r = parseNpuSmiInfo(read('npu-smi-t-health-910a-alarm-2.txt'));
+    expect(r.type).toBe('health');
+    expect(r.health).toBe('Alarm');
+    expect(r.errorCodes).toEqual(['A4025021', '8C03A000', '8C084E00']);
+    expect(r.errorInformation).toMatch(
+      /^ascend_monitor adda heart beat lost error; node type=process-manager/,
+    );
+    expect(r.errorInformation).toMatch(/Heartbeat Lost\.$/);
+  });
+
+  it('health OK, space-indented doc sample: NA error code is no code', () => {
+    const r = parseNpuSmiInfo(read('npu-smi-t-health-910a-1.txt'));
+    expect(r).toMatchObject({
+      type: 'health',
+      health: 'OK',
+      errorCodes: [],
+      errorInformation: null,
+      npu: null,
+    });
+  });
+
+  it('ecc counters', () => {
+    const r = parseNpuSmiInfo(
+      '\tNPU ID : 3\n\tChip Count : 1\n\n\tDDR Single Bit Error Count : 2\n\tDDR Double Bit Error Count : NA\n\tHBM Single Bit Error Count : 7\n\tHBM Double Bit Error Count : 1\n\tChip ID : 0\n',
+    );
+    expect(r.npu).toBe(3);
+    expect(r.ecc).toEqual({ ddrSingleBit: 2, ddrDoubleBit: null, hbmSingleBit: 7, hbmDoubleBit: 1 });
+    expect(r.sections[1]?.chip).toBe(0);
+  });
+
+  it('310P MCU card power from -t power and -t common; per-chip temperatures', () => {
+    expect(parseNpuSmiInfo(read('npu-smi-t-power-310p3-duo-1.txt'))).toMatchObject({
+      type: 'power',
+      npu: 2944,
+      mcuPowerW: 42.9,
+    });
+    const common = parseNpuSmiInfo(read('npu-smi-t-common-310p3-duo-1.txt'));
+    expect(common).toMatchObject({
+      type: 'common',
+      chipCount: 2,
+      mcuPowerW: 42.8,
+      chipTemperatures: { 0: 45, 1: 47 },
+    });
+    expect(common.sections.find((s) => s.chipName === 'mcu')?.fields['Temperature(C)']).toBe('48');
+  });
+
+  it('usages: Chip ID printed at the end of each block still names it', () => {
+    const r = parseNpuSmiInfo(read('npu-smi-t-usages-310p3-duo-2.txt'));
+    expect(r.sections.map((s) => [s.chip, s.fields['DDR Capacity(MB)']])).toEqual([
+      [null, undefined],
+      [0, '44278'],
+      [1, '43693'],
+    ]);
+  });
+
+  it('board and product', () => {
+    expect(parseNpuSmiInfo(read('npu-smi-t-board-910a-3.txt'))).toMatchObject({
+      type: 'board',
+      npu: 0,
+      busId: '0000:61:00.0',
+    });
+    expect(parseNpuSmiInfo(read('npu-smi-t-product-310p3-duo-1.txt')).type).toBe('product');
+  });
+
+  it('a line that is not key : value is an error naming the line', () => {
+    expect(() => parseNpuSmiInfo('\tHealth Status : OK\nwhat is this\n')).toThrow(
+      /^line 2: expected 'key : value'/,
+    );
+  });
+
+  it('a non-hex error code is an error', () => {
+    expect(() => parseNpuSmiInfo('\tHealth Status : Alarm\n\tError Code : 80E01801 oops!\n')).toThrow(
+      /^line 2: Error Code: 'oops!'/,
+    );
+  });
+});
+
+describe('parseNpuSmiMapping (-m)', () => {
+  it('reads the 310 mapping with the MCU row', () => {
+    const rows = parseNpuSmiMapping(read('npu-smi-info-m-310-1.txt'));
+    expect(rows).toHaveLength(5);
+    expect(rows[4]).toEqual({ npu: 6, chip: 4, logicId: null, name: 'Mcu' });
+  });
+
+  it('reads the TAB-indented 910A mapping', () => {
+    const rows = parseNpuSmiMapping(read('npu-smi-info-m-910a-3.txt'));
+    expect(rows.map((r) => r.logicId)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(rows[0]?.name).toBe('Ascend 910A');
+  });
+
+  it('a broken row is an error naming it', () => {
+    expect(() => parseNpuSmiMapping('NPU ID   Chip ID   Chip Logic ID   Chip Name\n0 0 x Ascend\n')).toThrow(
+      /^line 2:/,
+    );
+  });
+});

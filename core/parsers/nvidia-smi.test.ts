@@ -1,0 +1,285 @@
+import { describe, expect, it } from '@jest/globals';
+import { ParseError } from '../errors.js';
+import { NotSnapshotError, ToolError } from './common.js';
+import {
+  DEFAULT_QUERY_FIELDS,
+  detectNvidiaSmiKind,
+  parseNvidiaCsv,
+  parseNvidiaQuery,
+  parseNvidiaSmi,
+  parseNvidiaTable,
+  parseNvidiaXml,
+} from './nvidia-smi.js';
+
+function caught(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('expected an error');
+}
+
+describe('parseNvidiaCsv', () => {
+  it('maps columns by header name, strips units, reads N/A spellings as null', () => {
+    const text = [
+      'name, index, temperature.gpu, power.draw [W], pci.bus_id, ecc.errors.uncorrected.volatile.total, pcie.link.width.current',
+      'NVIDIA H100, 3, 41, 120.50 W, 00000000:1B:00.0, [N/A], [Not Supported]',
+      'NVIDIA H100, 4, ERR!, N/A, 00000000:1C:00.0, 2, 16',
+    ].join('\n');
+    const { payload } = parseNvidiaCsv(text);
+    expect(payload.gpus[0]).toMatchObject({
+      index: 3,
+      name: 'NVIDIA H100',
+      temperature_gpu: 41,
+      power_draw_w: 120.5,
+      bus_id: '0000:1B:00.0',
+      ecc_uncorrected_volatile: null,
+      pcie_link_width: null,
+    });
+    expect(payload.gpus[1]).toMatchObject({
+      index: 4,
+      temperature_gpu: null,
+      power_draw_w: null,
+      ecc_uncorrected_volatile: 2,
+      pcie_link_width: 16,
+    });
+  });
+
+  it('reads a noheader,nounits file with DEFAULT_QUERY_FIELDS (what the agent runs)', () => {
+    expect(DEFAULT_QUERY_FIELDS).toHaveLength(10);
+    const line = '0, GPU-abc, 00000000:19:00.0, NVIDIA H100 80GB HBM3, 34, 71.20, 0, 1, 5, 16';
+    const { payload } = parseNvidiaCsv(`${line}\n`);
+    expect(payload.gpus[0]).toEqual(
+      expect.objectContaining({
+        index: 0,
+        uuid: 'GPU-abc',
+        bus_id: '0000:19:00.0',
+        temperature_gpu: 34,
+        power_draw_w: 71.2,
+        ecc_corrected_volatile: 0,
+        ecc_uncorrected_volatile: 1,
+        pcie_link_gen: 5,
+        pcie_link_width: 16,
+      }),
+    );
+  });
+
+  it('takes an explicit field list for other noheader files', () => {
+    const { payload } = parseNvidiaCsv('0, NVIDIA L20, 46068 MiB, 3 MiB, 0 %, 49, 00000000:16:00.0', [
+      'index',
+      'name',
+      'memory.total',
+      'memory.used',
+      'utilization.gpu',
+      'temperature.gpu',
+      'pci.bus_id',
+    ]);
+    expect(payload.gpus[0]).toMatchObject({
+      name: 'NVIDIA L20',
+      temperature_gpu: 49,
+      bus_id: '0000:16:00.0',
+    });
+  });
+
+  it('a row that does not match the field list is a ParseError naming its line', () => {
+    const line = '0, GPU-abc, 00000000:19:00.0, NVIDIA H100, 34, 71.20, 0, 1, 5, 16';
+    const error = caught(() => parseNvidiaCsv(`${line}\n${line}\n0, GPU-x, 34\n`));
+    expect(error).toBeInstanceOf(ParseError);
+    expect((error as ParseError).line).toBe(3);
+  });
+
+  it('a non-numeric metric is a ParseError naming its line and field', () => {
+    expect(() => parseNvidiaCsv('index, temperature.gpu\n0, hot')).toThrow(
+      /^line 2: temperature\.gpu: expected a number or N\/A, found 'hot'$/,
+    );
+  });
+
+  it('--query-compute-apps is recognised and refused', () => {
+    const error = caught(() =>
+      parseNvidiaCsv('pid, process_name, used_gpu_memory [MiB]\n12, python, 100 MiB\n'),
+    );
+    expect(error).toBeInstanceOf(NotSnapshotError);
+    expect((error as NotSnapshotError).format).toMatch(/query-compute-apps/);
+  });
+
+  it('a header without rows is an error, not an empty snapshot', () => {
+    expect(() => parseNvidiaCsv('index, name\n')).toThrow(/no GPU rows/);
+  });
+});
+
+describe('tool errors', () => {
+  it.each([
+    [
+      "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.",
+      [],
+    ],
+    [
+      'Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU\nUnable to determine the device handle for GPU 0000:5E:00.0: GPU is lost.  Reboot the system to recover this GPU',
+      ['0000:3B:00.0', '0000:5E:00.0'],
+    ],
+    ['Unknown Error', []],
+    ['No devices were found', []],
+  ])('%s', (text, lost) => {
+    const error = caught(() => parseNvidiaSmi(text));
+    expect(error).toBeInstanceOf(ToolError);
+    expect((error as ToolError).line).toBe(1);
+    expect((error as ToolError).lostBusIds).toEqual(lost);
+  });
+});
+
+const Q = `
+==============NVSMI LOG==============
+
+Timestamp                                 : Mon Jan  6 10:00:00 2025
+Driver Version                            : 550.54.15
+
+Attached GPUs                             : 1
+GPU 00000000:19:00.0
+    Product Name                          : NVIDIA A100-SXM4-80GB
+    GPU UUID                              : GPU-1
+    PCI
+        Bus Id                            : 00000000:19:00.0
+        GPU Link Info
+            PCIe Generation
+                Max                       : 4
+                Current                   : 4
+            Link Width
+                Max                       : 16x
+                Current                   : 8x
+    ECC Errors
+        Volatile
+            SRAM Correctable              : 2
+            SRAM Uncorrectable            : 0
+            DRAM Correctable              : 3
+            DRAM Uncorrectable            : 1
+    Temperature
+        GPU Current Temp                  : 44 C
+    GPU Power Readings
+        Power Draw                        : 61.50 W
+    Processes                             : None
+`;
+
+describe('parseNvidiaQuery (-q)', () => {
+  it('reads the fields and sums SRAM+DRAM volatile counters', () => {
+    const { payload, timestamp } = parseNvidiaQuery(Q);
+    expect(timestamp).toBe('2025-01-06T10:00:00.000Z');
+    expect(payload.driver_version).toBe('550.54.15');
+    expect(payload.gpus).toEqual([
+      expect.objectContaining({
+        index: 0,
+        uuid: 'GPU-1',
+        bus_id: '0000:19:00.0',
+        name: 'NVIDIA A100-SXM4-80GB',
+        temperature_gpu: 44,
+        power_draw_w: 61.5,
+        ecc_corrected_volatile: 5,
+        ecc_uncorrected_volatile: 1,
+        pcie_link_gen: 4,
+        pcie_link_width: 8,
+      }),
+    ]);
+  });
+
+  it('an output cut before the Processes entry is a truncation error', () => {
+    const cut = Q.split('\n').slice(0, 22).join('\n');
+    expect(() => parseNvidiaQuery(cut)).toThrow(
+      /^line 22: the output ends inside the block of GPU 00000000:19:00\.0 \(line 8\)/,
+    );
+  });
+});
+
+const XML = `<?xml version="1.0" ?>
+<!DOCTYPE nvidia_smi_log SYSTEM "nvsmi_device_v12.dtd">
+<nvidia_smi_log>
+  <timestamp>Mon Jan  6 10:00:00 2025</timestamp>
+  <driver_version>535.54.03</driver_version>
+  <gpu id="00000000:01:00.0">
+    <product_name>NVIDIA A&amp;B</product_name>
+    <uuid>GPU-x</uuid>
+    <pci><pci_gpu_link_info><pcie_gen><current_link_gen>4</current_link_gen></pcie_gen>
+      <link_widths><current_link_width>16x</current_link_width></link_widths></pci_gpu_link_info></pci>
+    <ecc_errors><volatile><single_bit><total>4</total></single_bit><double_bit><total>N/A</total></double_bit></volatile></ecc_errors>
+    <temperature><gpu_temp>27 C</gpu_temp></temperature>
+    <gpu_power_readings><power_draw>67.03 W</power_draw></gpu_power_readings>
+    <empty/>
+  </gpu>
+</nvidia_smi_log>
+`;
+
+describe('parseNvidiaXml (-q -x)', () => {
+  it('reads the fields, entities, single/double bit totals', () => {
+    const { payload } = parseNvidiaXml(XML);
+    expect(payload.gpus[0]).toMatchObject({
+      bus_id: '0000:01:00.0',
+      name: 'NVIDIA A&B',
+      uuid: 'GPU-x',
+      pcie_link_gen: 4,
+      pcie_link_width: 16,
+      ecc_corrected_volatile: 4,
+      ecc_uncorrected_volatile: null,
+      temperature_gpu: 27,
+      power_draw_w: 67.03,
+    });
+  });
+
+  it('a truncated document is an error naming where the open element began', () => {
+    const cut = XML.split('\n').slice(0, 9).join('\n');
+    expect(() => parseNvidiaXml(cut)).toThrow(
+      /XML ends inside <pci_gpu_link_info> opened at line 9: the output is truncated/,
+    );
+  });
+
+  it('a mismatched closing tag names its line', () => {
+    expect(() => parseNvidiaXml('<nvidia_smi_log>\n<gpu id="0:1:0.0">\n</pci>\n</nvidia_smi_log>')).toThrow(
+      /^line 3: XML: <\/pci> closes <gpu>$/,
+    );
+  });
+});
+
+describe('parseNvidiaTable', () => {
+  const OLD = [
+    '+-----------------------------------------------------------------------------+',
+    '| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |',
+    '|-------------------------------+----------------------+----------------------+',
+    '| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |',
+    '| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |',
+    '|===============================+======================+======================|',
+    '|   0  Tesla V100-SXM2...  On   | 00000000:00:1E.0 Off |                    3 |',
+    '| N/A   ERR!   P0    ERR! / 300W |      0MiB / 16160MiB |      0%      Default |',
+    '+-------------------------------+----------------------+----------------------+',
+  ];
+
+  it('reads the pre-525 two-line layout with ERR! cells', () => {
+    const { payload, timestamp } = parseNvidiaTable(OLD.join('\n'));
+    expect(timestamp).toBeNull();
+    expect(payload.driver_version).toBe('470.82.01');
+    expect(payload.gpus[0]).toMatchObject({
+      index: 0,
+      name: 'Tesla V100-SXM2...',
+      bus_id: '0000:00:1E.0',
+      temperature_gpu: null,
+      power_draw_w: null,
+      ecc_uncorrected_volatile: 3,
+    });
+  });
+
+  it('a GPU row whose metric row is missing is an error naming the line', () => {
+    expect(() => parseNvidiaTable(OLD.slice(0, 7).join('\n'))).toThrow(
+      /^line 8: GPU 0: the row 'Fan Temp Perf Pwr:Usage\/Cap' is missing or cut$/,
+    );
+  });
+});
+
+describe('detectNvidiaSmiKind', () => {
+  it.each([
+    ['<?xml version="1.0" ?>\n<nvidia_smi_log/>', 'xml'],
+    [Q, 'query'],
+    ['index, name\n0, x', 'csv'],
+    ['0, GPU-1', 'csv'],
+    ['| NVIDIA-SMI 550 |', 'table'],
+    ['hello', 'unknown'],
+  ])('%#', (text, kind) => {
+    expect(detectNvidiaSmiKind(text)).toBe(kind);
+  });
+});
