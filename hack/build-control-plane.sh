@@ -16,19 +16,21 @@ WANTED=(etcd kube-apiserver kube-controller-manager kubectl kwok kwok-stages.yam
 
 log() { printf '[build-control-plane] %s\n' "$*" >&2; }
 
+# A warm cache needs no Go at all.
+all_present() { for b in "${WANTED[@]}"; do [ -s "$BIN_DIR/$b" ] || return 1; done; }
+if all_present; then echo "$BIN_DIR"; exit 0; fi
+
 if ! command -v go >/dev/null 2>&1; then
-  for candidate in /usr/local/go/bin/go "$HOME/go/bin/go"; do
-    [ -x "$candidate" ] && PATH="$(dirname "$candidate"):$PATH" && break
-  done
+  echo "error: Go is not installed (no 'go' on PATH). The local control plane is built from Go modules: install Go >= 1.24 (https://go.dev/doc/install; on Debian/Ubuntu 'apt-get install golang-go' if it is new enough) and put it on PATH (e.g. export PATH=\$PATH:/usr/local/go/bin), or run the integration tests against an existing cluster: NPU_FAULT_USE_EXISTING_CLUSTER=true KUBECONFIG=... npm run test:integration" >&2
+  exit 3
 fi
-if ! command -v go >/dev/null 2>&1; then
-  echo "error: Go is not installed. The local control plane is built from Go modules: install Go >= 1.24 (https://go.dev/doc/install, or 'apt-get install golang-go' where it is >= 1.24) and put 'go' on PATH, or point the tests at an existing cluster with KUBECONFIG=/path/to/kubeconfig." >&2
+go_minor=$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+if [ -n "$go_minor" ] && [ "$go_minor" -lt 24 ]; then
+  echo "error: $(go env GOVERSION) is too old: the control plane needs Go >= 1.24 (GOTOOLCHAIN=local: no toolchain download)" >&2
   exit 3
 fi
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
 
-all_present() { for b in "${WANTED[@]}"; do [ -s "$BIN_DIR/$b" ] || return 1; done; }
-if all_present; then echo "$BIN_DIR"; exit 0; fi
 
 mkdir -p "$BIN_DIR"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/npu-fault-cp-build.XXXXXX")
