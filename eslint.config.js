@@ -2,7 +2,16 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const ioModules = ['node:fs', 'node:fs/promises', 'node:net', 'node:http', 'node:child_process', 'execa', 'express', '@kubernetes/client-node'];
+const ioModules = [
+  'node:fs',
+  'node:fs/promises',
+  'node:net',
+  'node:http',
+  'node:child_process',
+  'execa',
+  'express',
+  '@kubernetes/client-node',
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**'] },
@@ -19,9 +28,18 @@ export default tseslint.config(
     files: ['contracts/**/*.ts', 'core/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: ioModules.map((name) => ({ name, message: 'contracts/ and core/ are pure: no I/O' })) }],
-      'no-restricted-globals': ['error', { name: 'process', message: 'core/ is pure: pass configuration in' }],
-      'no-restricted-properties': ['error', { object: 'Date', property: 'now', message: 'core/ never reads a clock: take now as an argument' }],
+      'no-restricted-imports': [
+        'error',
+        { paths: ioModules.map((name) => ({ name, message: 'contracts/ and core/ are pure: no I/O' })) },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'core/ is pure: pass configuration in' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'core/ never reads a clock: take now as an argument' },
+      ],
     },
   },
   {

@@ -16,7 +16,9 @@ export default {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/{contracts,core,platform,cli,agent,functions,controller,consumer,hack}/**/*.test.ts'],
+      testMatch: [
+        '<rootDir>/{contracts,core,platform,cli,agent,functions,controller,consumer,hack}/**/*.test.ts',
+      ],
     },
     {
       ...common,

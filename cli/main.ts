@@ -59,7 +59,15 @@ export function helpText(): string {
     const note = c.pending ? ` (not yet: lands with the ${c.pending} issue)` : '';
     return `  ${c.usage.padEnd(width)}  ${c.summary}${note}`;
   });
-  return ['Usage: npu-fault <command> [options]', '', 'Commands:', ...lines, '', 'Run `npu-fault <command> --help` for details.', ''].join('\n');
+  return [
+    'Usage: npu-fault <command> [options]',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Run `npu-fault <command> --help` for details.',
+    '',
+  ].join('\n');
 }
 
 /** The real process I/O. */

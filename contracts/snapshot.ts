@@ -59,9 +59,7 @@ export const chip310Schema = z.object({
   health: healthText,
   temperature: metric,
   power_w: metric,
-  ddr: z
-    .object({ used_mb: metric, total_mb: metric, ecc_sbe: counter, ecc_dbe: counter })
-    .prefault({}),
+  ddr: z.object({ used_mb: metric, total_mb: metric, ecc_sbe: counter, ecc_dbe: counter }).prefault({}),
   error_codes: errorCodes,
   present: z.boolean().default(true),
 });
@@ -71,7 +69,10 @@ export const card310Schema = z.object({
   card: z.number().int().nonnegative(),
   name: z.string().max(128).default(''),
   bus_id: busId.nullable().default(null),
-  pcie_link: z.union([z.literal(0), z.literal(1)]).nullable().default(null),
+  pcie_link: z
+    .union([z.literal(0), z.literal(1)])
+    .nullable()
+    .default(null),
   mcu_power_w: metric,
   chips: z.array(chip310Schema).max(8),
 });
@@ -89,7 +90,12 @@ export const gpuSchema = z.object({
   pcie_link_gen: metric,
   pcie_link_width: metric,
   xid_events: z
-    .array(z.object({ xid: z.number().int().nonnegative(), at: z.iso.datetime({ offset: true }).nullable().default(null) }))
+    .array(
+      z.object({
+        xid: z.number().int().nonnegative(),
+        at: z.iso.datetime({ offset: true }).nullable().default(null),
+      }),
+    )
     .max(1024)
     .default([]),
   present: z.boolean().default(true),
@@ -114,7 +120,11 @@ export const payloadNvidiaSchema = z.object({
 });
 
 /** The family-specific body of a snapshot, discriminated by `family`. */
-export const payloadSchema = z.discriminatedUnion('family', [payload910Schema, payload310Schema, payloadNvidiaSchema]);
+export const payloadSchema = z.discriminatedUnion('family', [
+  payload910Schema,
+  payload310Schema,
+  payloadNvidiaSchema,
+]);
 
 /** The snapshot envelope (CONTRACT §1). */
 export const snapshotSchema = z.object({

@@ -63,12 +63,18 @@ export async function buildControlPlane(log: (line: string) => void): Promise<st
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => {
       err += chunk.toString();
-      for (const line of chunk.toString().split('\n')) if (line.startsWith('[build-control-plane]')) log(line);
+      for (const line of chunk.toString().split('\n'))
+        if (line.startsWith('[build-control-plane]')) log(line);
     });
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolvePromise(out.trim().split('\n').pop() ?? '');
-      else reject(new Error(`build-control-plane.sh failed (exit ${code}): ${err.trim().split('\n').slice(-3).join(' | ')}`));
+      else
+        reject(
+          new Error(
+            `build-control-plane.sh failed (exit ${code}): ${err.trim().split('\n').slice(-3).join(' | ')}`,
+          ),
+        );
     });
   });
 }
@@ -113,7 +119,12 @@ function probeHttps(url: string, token: string, caPem: string | undefined): Prom
   return new Promise((resolvePromise) => {
     const req = request(
       url,
-      { headers: { Authorization: `Bearer ${token}` }, ca: caPem, rejectUnauthorized: caPem !== undefined, timeout: 2000 },
+      {
+        headers: { Authorization: `Bearer ${token}` },
+        ca: caPem,
+        rejectUnauthorized: caPem !== undefined,
+        timeout: 2000,
+      },
       (res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
@@ -156,7 +167,9 @@ async function waitFor(
     await new Promise((r) => setTimeout(r, 200)); // polling an external process: nothing to await on
   }
   const tail = existsSync(logFile) ? (await readFile(logFile, 'utf8')).split('\n').slice(-15).join('\n') : '';
-  throw new Error(`${what} did not become ready (${isAlive(pid) ? 'timed out' : 'process exited'}; last: ${last})\n${tail}`);
+  throw new Error(
+    `${what} did not become ready (${isAlive(pid) ? 'timed out' : 'process exited'}; last: ${last})\n${tail}`,
+  );
 }
 
 function kubeconfigYaml(server: string, caPem: string, user: string, token: string): string {
@@ -214,7 +227,8 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
     ports,
     binDir,
   };
-  const saveState = (): Promise<void> => writeFile(join(stateDir, 'state.json'), JSON.stringify(state, null, 2));
+  const saveState = (): Promise<void> =>
+    writeFile(join(stateDir, 'state.json'), JSON.stringify(state, null, 2));
 
   // ServiceAccount token signing key.
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -296,11 +310,17 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   // Prove the kubeconfig's trust anchor really verifies the server before handing it out.
   const verified = await probeHttps(`${state.server}/version`, state.adminToken, state.caPem);
   if (verified.status !== 200) throw new Error(`apiserver certificate does not verify: ${verified.body}`);
-  await writeFile(state.kubeconfig, kubeconfigYaml(state.server, state.caPem, 'admin', state.adminToken), { mode: 0o600 });
-  const kcmKubeconfig = join(stateDir, 'kcm.kubeconfig');
-  await writeFile(kcmKubeconfig, kubeconfigYaml(state.server, state.caPem, 'kube-controller-manager', kcmToken), {
+  await writeFile(state.kubeconfig, kubeconfigYaml(state.server, state.caPem, 'admin', state.adminToken), {
     mode: 0o600,
   });
+  const kcmKubeconfig = join(stateDir, 'kcm.kubeconfig');
+  await writeFile(
+    kcmKubeconfig,
+    kubeconfigYaml(state.server, state.caPem, 'kube-controller-manager', kcmToken),
+    {
+      mode: 0o600,
+    },
+  );
 
   log('[control-plane] kube-controller-manager (node-lifecycle controller off)');
   pids.kcm = await spawnLogged(
@@ -321,7 +341,11 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   await waitFor(
     'kube-controller-manager',
     async () => {
-      const r = await probeHttps(`${state.server}/api/v1/namespaces/default/serviceaccounts/default`, state.adminToken, state.caPem);
+      const r = await probeHttps(
+        `${state.server}/api/v1/namespaces/default/serviceaccounts/default`,
+        state.adminToken,
+        state.caPem,
+      );
       return r.status === 200 ? true : `default ServiceAccount: ${r.status}`;
     },
     deadline,
@@ -383,9 +407,16 @@ export async function stopControlPlane(stateDir: string): Promise<void> {
 }
 
 /** Runs the cached kubectl against the control plane (for `kubectl kustomize` and dry runs). */
-export async function kubectl(state: Pick<ControlPlaneState, 'binDir' | 'kubeconfig'>, args: string[]): Promise<string> {
-  const { stdout } = await execFileAsync(join(state.binDir, 'kubectl'), [`--kubeconfig=${state.kubeconfig}`, ...args], {
-    maxBuffer: 64 * 1024 * 1024,
-  });
+export async function kubectl(
+  state: Pick<ControlPlaneState, 'binDir' | 'kubeconfig'>,
+  args: string[],
+): Promise<string> {
+  const { stdout } = await execFileAsync(
+    join(state.binDir, 'kubectl'),
+    [`--kubeconfig=${state.kubeconfig}`, ...args],
+    {
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   return stdout;
 }

@@ -37,7 +37,8 @@ export const SCHEMAS: readonly SchemaSpec[] = [
   {
     file: 'snapshot.schema.json',
     title: 'hdc.health/v1 snapshot',
-    description: "One sample of every accelerator on one node, as an agent POSTs it to /v1/snapshots (CONTRACT §1).",
+    description:
+      'One sample of every accelerator on one node, as an agent POSTs it to /v1/snapshots (CONTRACT §1).',
     schema: snapshotSchema,
   },
   {
@@ -56,8 +57,17 @@ export const SCHEMAS: readonly SchemaSpec[] = [
 
 /** Renders one schema as the text of its file: 2-space JSON with `$id` and `title` first. */
 export function renderSchema(spec: SchemaSpec): string {
-  const { $schema, ...body } = z.toJSONSchema(spec.schema, { io: 'input', unrepresentable: 'throw' }) as Record<string, unknown>;
-  const document = { $schema, $id: `${SCHEMA_BASE_URL}${spec.file}`, title: spec.title, description: spec.description, ...body };
+  const { $schema, ...body } = z.toJSONSchema(spec.schema, {
+    io: 'input',
+    unrepresentable: 'throw',
+  }) as Record<string, unknown>;
+  const document = {
+    $schema,
+    $id: `${SCHEMA_BASE_URL}${spec.file}`,
+    title: spec.title,
+    description: spec.description,
+    ...body,
+  };
   return `${JSON.stringify(document, null, 2)}\n`;
 }
 

@@ -34,7 +34,8 @@ describe('ground: real control plane', () => {
 
   it('reports a v1.34 apiserver', async () => {
     const version = await ns.admin.makeApiClient(k8s.VersionApi).getCode();
-    if (process.env.NPU_FAULT_USE_EXISTING_CLUSTER !== 'true') expect(version.gitVersion).toMatch(/^v1\.34\./);
+    if (process.env.NPU_FAULT_USE_EXISTING_CLUSTER !== 'true')
+      expect(version.gitVersion).toMatch(/^v1\.34\./);
     expect(version.major).toBe('1');
   });
 
@@ -74,7 +75,9 @@ describe('ground: real control plane', () => {
       namespace: ns.name,
       body: {
         metadata: { name: 'lease-holder' },
-        rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }],
+        rules: [
+          { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
+        ],
       },
     });
     await rbac.createNamespacedRoleBinding({
@@ -155,13 +158,17 @@ describe('ground: real control plane', () => {
       const policy = ns.admin.makeApiClient(k8s.PolicyV1Api);
       await policy.createNamespacedPodDisruptionBudget({
         namespace: ns.name,
-        body: { metadata: { name: 'worker' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'worker' } } } },
+        body: {
+          metadata: { name: 'worker' },
+          spec: { minAvailable: 1, selector: { matchLabels: { app: 'worker' } } },
+        },
       });
       // The disruption controller (kube-controller-manager) must have computed the budget.
       const computed = await watchUntil<k8s.V1PodDisruptionBudget>(
         ns.admin,
         `/apis/policy/v1/namespaces/${ns.name}/poddisruptionbudgets`,
-        (pdb) => pdb.status?.observedGeneration === pdb.metadata?.generation && pdb.status?.currentHealthy === 1,
+        (pdb) =>
+          pdb.status?.observedGeneration === pdb.metadata?.generation && pdb.status?.currentHealthy === 1,
         { what: 'PDB status computed' },
       );
       expect(computed.status?.disruptionsAllowed).toBe(0);
@@ -181,7 +188,8 @@ describe('ground: real control plane', () => {
       await watchUntil<k8s.V1PodDisruptionBudget>(
         ns.admin,
         `/apis/policy/v1/namespaces/${ns.name}/poddisruptionbudgets`,
-        (pdb) => pdb.status?.observedGeneration === pdb.metadata?.generation && pdb.status?.disruptionsAllowed === 1,
+        (pdb) =>
+          pdb.status?.observedGeneration === pdb.metadata?.generation && pdb.status?.disruptionsAllowed === 1,
         { what: 'PDB allows one disruption' },
       );
       await evict();

@@ -39,10 +39,15 @@ describe('k8s/ manifests', () => {
     }
     // Namespaced objects can only be dry-run into a namespace that exists.
     const core = adminKubeConfig().makeApiClient(k8s.CoreV1Api);
-    await core.createNamespace({ body: { metadata: { name: 'ai-infra' } } }).catch((error: { code?: number }) => {
-      if (error.code !== 409) throw error;
-    });
-    const out = await kubectl(['apply', '--dry-run=server', '--server-side', '--field-manager=npu-fault-test', '-f', '-'], rendered);
+    await core
+      .createNamespace({ body: { metadata: { name: 'ai-infra' } } })
+      .catch((error: { code?: number }) => {
+        if (error.code !== 409) throw error;
+      });
+    const out = await kubectl(
+      ['apply', '--dry-run=server', '--server-side', '--field-manager=npu-fault-test', '-f', '-'],
+      rendered,
+    );
     for (const object of objects) {
       expect(out).toContain(`${object.metadata?.name}`);
     }
@@ -50,7 +55,8 @@ describe('k8s/ manifests', () => {
   });
 
   it('are rejected by the dry run when invalid (the check has teeth)', async () => {
-    const broken = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\n  namespace: ai-infra\n';
+    const broken =
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\n  namespace: ai-infra\n';
     await expect(kubectl(['apply', '--dry-run=server', '-f', '-'], broken)).rejects.toThrow(/Invalid value/);
   });
 });

@@ -10,7 +10,8 @@ import { randomBytes } from 'node:crypto';
 /** The admin kubeconfig of the control plane global-setup started. */
 export function adminKubeConfig(): k8s.KubeConfig {
   const path = process.env.NPU_FAULT_TEST_KUBECONFIG;
-  if (!path) throw new Error('NPU_FAULT_TEST_KUBECONFIG is unset: run integration tests through jest (npm test)');
+  if (!path)
+    throw new Error('NPU_FAULT_TEST_KUBECONFIG is unset: run integration tests through jest (npm test)');
   const kc = new k8s.KubeConfig();
   kc.loadFromFile(path);
   return kc;
@@ -24,7 +25,11 @@ export function binDir(): string {
 }
 
 /** A KubeConfig for the same cluster that authenticates with `token` only. */
-export function kubeConfigWithToken(admin: k8s.KubeConfig, token: string, user = 'token-user'): k8s.KubeConfig {
+export function kubeConfigWithToken(
+  admin: k8s.KubeConfig,
+  token: string,
+  user = 'token-user',
+): k8s.KubeConfig {
   const cluster = admin.getCurrentCluster();
   if (!cluster) throw new Error('admin kubeconfig has no current cluster');
   const kc = new k8s.KubeConfig();
@@ -58,7 +63,10 @@ export async function createTestNamespace(prefix: string): Promise<TestNamespace
     admin,
     async serviceAccountKubeConfig(serviceAccount, namespace = name) {
       try {
-        await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: serviceAccount } } });
+        await core.createNamespacedServiceAccount({
+          namespace,
+          body: { metadata: { name: serviceAccount } },
+        });
       } catch (error) {
         if ((error as { code?: number }).code !== 409) throw error;
       }
@@ -87,7 +95,13 @@ export async function watchUntil<T extends k8s.KubernetesObject>(
   kc: k8s.KubeConfig,
   path: string,
   predicate: (object: T, type: string) => boolean,
-  options: { fieldSelector?: string; labelSelector?: string; resourceVersion?: string; timeoutMs?: number; what?: string } = {},
+  options: {
+    fieldSelector?: string;
+    labelSelector?: string;
+    resourceVersion?: string;
+    timeoutMs?: number;
+    what?: string;
+  } = {},
 ): Promise<T> {
   const watch = new k8s.Watch(kc);
   const timeoutMs = options.timeoutMs ?? 60_000;
@@ -125,7 +139,10 @@ export async function watchUntil<T extends k8s.KubernetesObject>(
           if (predicate(object, type)) finish(undefined, object);
         },
         (error?: unknown) => {
-          if (!settled) finish(new Error(`watch of ${path} ended before the condition held: ${String(error ?? 'closed')}`));
+          if (!settled)
+            finish(
+              new Error(`watch of ${path} ended before the condition held: ${String(error ?? 'closed')}`),
+            );
         },
       )
       .then((controller) => {
