@@ -13,7 +13,10 @@ describe('snapshot contract', () => {
   });
 
   it('rejects a wrong schema id, naming the field', () => {
-    const result = snapshotSchema.safeParse({ ...(fixture('snapshot-910b.json') as object), schema: 'hdc.health/v2' });
+    const result = snapshotSchema.safeParse({
+      ...(fixture('snapshot-910b.json') as object),
+      schema: 'hdc.health/v2',
+    });
     expect(result.success).toBe(false);
     expect(result.error?.issues[0]?.path).toEqual(['schema']);
   });
@@ -27,7 +30,11 @@ describe('snapshot contract', () => {
 
   it('reads a missing metric as null and keeps explicit nulls', () => {
     const parsed = snapshotSchema.parse({
-      schema: 'hdc.health/v1', node: 'n1', seq: 1, collected_at: '2026-11-29T08:00:00Z', collector: 'sim',
+      schema: 'hdc.health/v1',
+      node: 'n1',
+      seq: 1,
+      collected_at: '2026-11-29T08:00:00Z',
+      collector: 'sim',
       payload: { family: 'nvidia', gpus: [{ index: 0, temperature_gpu: null }] },
     });
     const gpu = parsed.payload.family === 'nvidia' ? parsed.payload.gpus[0] : undefined;

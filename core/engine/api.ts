@@ -7,6 +7,8 @@
  * `collected_at`; staleness (5 s agent-unreachable, 10 s collector-error) runs on `now`,
  * the receiver's clock. Nothing inside the engine reads a clock.
  */
+import type { PublishedDocument } from '../../contracts/published.js';
+import type { Rules } from '../../contracts/rules.js';
 import type { Snapshot } from '../../contracts/snapshot.js';
 
 /** A device's published status. */
@@ -59,4 +61,20 @@ export interface DetectionEngine {
   document(now: number, publisher: PublisherInfo): unknown;
   /** Number of devices with state (for metrics and the memory benchmark). */
   deviceCount(): number;
+}
+
+/**
+ * What `createEngine` returns: the DetectionEngine, with the document typed and the rules
+ * hot-reloadable. (DetectionEngine itself stays minimal so fakes of it stay small.)
+ */
+export interface ReloadableEngine extends DetectionEngine {
+  /** Renders the published fault.json document (CONTRACT §3) as of `now`; it validates against contracts/published.ts. */
+  document(now: number, publisher: PublisherInfo): PublishedDocument;
+  /**
+   * Hot-reloads the rules. State is kept: reasons are re-mapped by name, and a reason the
+   * new rules no longer know is dropped. New thresholds apply from the next sample or tick.
+   */
+  setRules(rules: Rules): void;
+  /** The rules in force. */
+  rules(): Rules;
 }

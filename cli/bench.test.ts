@@ -1,0 +1,74 @@
+import { describe, expect, it } from '@jest/globals';
+import { median } from '../bench/measure.js';
+import { buildWorkload, devicesIn } from '../bench/workload.js';
+import { bench } from './bench.js';
+import type { CliIO } from './io.js';
+
+// No timing here: the benchmark itself runs only as `npm run bench`. These check that the
+// workload is the size it claims, so the figures it reports are per what they say.
+describe('bench workload', () => {
+  it('builds nodes x 8 devices x seconds device-samples, one snapshot per node per second', () => {
+    const w = buildWorkload({ devices: 80, seconds: 3 });
+    expect(w.nodes).toBe(10);
+    expect(w.devices).toBe(80);
+    expect(w.snapshots).toHaveLength(30);
+    expect(w.deviceSamples).toBe(240);
+    expect(w.snapshots.reduce((n, s) => n + devicesIn(s), 0)).toBe(w.deviceSamples);
+    expect(new Set(w.snapshots.map((s) => s.payload.family))).toEqual(new Set(['910B', '310P', 'nvidia']));
+  });
+
+  it('rounds devices up to whole nodes and gives every snapshot an arrival 50 ms after collection', () => {
+    const w = buildWorkload({ devices: 81, seconds: 2 });
+    expect(w.nodes).toBe(11);
+    expect(w.nows).toHaveLength(w.snapshots.length);
+    w.snapshots.forEach((s, i) => expect(w.nows[i]).toBe(Date.parse(s.collected_at) + 50));
+  });
+
+  it('injects faults on some nodes unless told not to', () => {
+    const hot = (faults: boolean): number =>
+      buildWorkload({ devices: 8 * 60, seconds: 12, faults }).snapshots.filter(
+        (s) => s.payload.family === '910B' && s.payload.npus.some((n) => (n.temp_c ?? 0) > 85),
+      ).length;
+    expect(hot(true)).toBeGreaterThan(0);
+    expect(hot(false)).toBe(0);
+  });
+});
+
+describe('median', () => {
+  it.each([
+    [[3], 3],
+    [[5, 1, 3], 3],
+    [[4, 1, 3, 2], 2.5],
+  ])('of %j is %d', (xs, m) => expect(median(xs)).toBe(m));
+});
+
+describe('npu-fault bench arguments', () => {
+  const run = async (args: string[]): Promise<{ code: number; out: string; err: string }> => {
+    let out = '';
+    let err = '';
+    const io: CliIO = {
+      stdout: (t) => void (out += t),
+      stderr: (t) => void (err += t),
+      readFile: () => Promise.reject(new Error('none')),
+      isTTY: false,
+    };
+    return { code: await bench(args, io), out, err };
+  };
+
+  it.each([
+    [['--devices'], '--devices needs a whole number >= 1'],
+    [['--seconds', '0'], '--seconds needs a whole number >= 1'],
+    [['--fast'], "unknown option '--fast'"],
+  ])('rejects %j with exit 2 before measuring anything', async (args, message) => {
+    const { code, out, err } = await run(args);
+    expect(code).toBe(2);
+    expect(out).toBe('');
+    expect(err).toContain(message);
+  });
+
+  it('prints its usage with --help', async () => {
+    const { code, out } = await run(['--help']);
+    expect(code).toBe(0);
+    expect(out).toContain('Usage: npu-fault bench');
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * The published status document (CONTRACT §3): ConfigMap `ai-infra/npu-fault-status-v3`
+ * with data keys `version` ("3.0") and `fault.json` (the document below).
+ *
+ * Each entry of `nodes` keeps the seed's v2 one-node shape (`node`, `npus`, `summary`); the
+ * cluster-wide count is `cluster_summary` so no v2 consumer mistakes a failure elsewhere
+ * for one on its own node. Objects are not strict so that a v3.x producer may add fields
+ * without breaking v3.0 consumers (they check the major version first).
+ */
+import { z } from 'zod';
+
+/** Name of the status ConfigMap. */
+export const STATUS_CONFIGMAP_NAME = 'npu-fault-status-v3';
+/** Default namespace of the status ConfigMap. */
+export const STATUS_NAMESPACE = 'ai-infra';
+/** Schema version of the document (the ConfigMap's `version` key). */
+export const PUBLISHED_VERSION = '3.0';
+/** ConfigMap data key holding the schema version. */
+export const VERSION_DATA_KEY = 'version';
+/** ConfigMap data key holding the document. */
+export const FAULT_DATA_KEY = 'fault.json';
+
+/** A device's published status. */
+export const deviceStatusSchema = z.enum(['unknown', 'healthy', 'degraded', 'failed']);
+
+const count = z.number().int().nonnegative();
+const isoTime = z.iso.datetime({ offset: true });
+
+/** Device counts by published status. */
+export const summarySchema = z.object({
+  total: count,
+  healthy: count,
+  degraded: count,
+  failed: count,
+  unknown: count,
+});
+
+/** One listed device of a node (only devices not healthy or with a signal are listed). */
+export const publishedDeviceSchema = z.object({
+  id: z.string().min(1),
+  key: z.string().min(1),
+  resource_id: z.string().min(1),
+  kind: z.enum(['npu', 'gpu']),
+  model: z.string(),
+  status: deviceStatusSchema,
+  /** When the published status began. */
+  since: isoTime,
+  /** The first of `reasons` (or the overlay that makes the device unknown); null when none. */
+  reason: z.string().nullable(),
+  /** Every active reason, in CONTRACT §2.6 order. */
+  reasons: z.array(z.string()),
+  /** Active reasons that have not (yet) changed the status. */
+  signals: z.array(z.string()),
+  temperature_c: z.number().nullable(),
+  power_w: z.number().nullable(),
+  ecc_errors: z.number().nullable(),
+  pcie_link_status: z.enum(['up', 'down']).nullable(),
+});
+
+/** The agent's state as the controller sees it. */
+export const agentStateSchema = z.enum(['ok', 'stale', 'collector-error']);
+
+/** One node: the seed's v2 document shape. */
+export const publishedNodeSchema = z.object({
+  node: z.string().min(1),
+  /** collected_at of the node's newest accepted snapshot. */
+  observed_at: isoTime,
+  agent: agentStateSchema,
+  /** Counts over all of the node's devices, listed or not. */
+  summary: summarySchema,
+  npus: z.array(publishedDeviceSchema),
+});
+
+/** The cluster document (`fault.json`). */
+export const publishedDocumentSchema = z
+  .object({
+    version: z.literal(PUBLISHED_VERSION),
+    /** Moves at every heartbeat, so consumers can tell a live publisher from a dead one. */
+    timestamp: isoTime,
+    publisher: z.object({ identity: z.string().min(1), term: count }),
+    /** Accelerator nodes known or observed. */
+    node_count: count,
+    cluster_summary: summarySchema,
+    /** Accelerator nodes with no snapshot yet. */
+    unobserved: z.array(z.string()),
+    nodes: z.record(z.string(), publishedNodeSchema),
+    /** Present when more than the configured fraction (20%) of nodes are stale at once. */
+    ingest_degraded: z.object({ stale_nodes: count }).optional(),
+    /** Present when nodes were cut to keep the document under its byte budget. */
+    omitted_nodes: count.optional(),
+  })
+  .superRefine((doc, ctx) => {
+    for (const [name, entry] of Object.entries(doc.nodes)) {
+      if (entry.node !== name)
+        ctx.addIssue({ code: 'custom', path: ['nodes', name, 'node'], message: 'must equal its key' });
+    }
+  });
+
+export type PublishedDeviceStatus = z.infer<typeof deviceStatusSchema>;
+export type StatusSummary = z.infer<typeof summarySchema>;
+export type PublishedDevice = z.infer<typeof publishedDeviceSchema>;
+export type PublishedNode = z.infer<typeof publishedNodeSchema>;
+export type AgentState = z.infer<typeof agentStateSchema>;
+export type PublishedDocument = z.infer<typeof publishedDocumentSchema>;

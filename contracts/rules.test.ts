@@ -1,0 +1,45 @@
+import { describe, expect, it } from '@jest/globals';
+import { DEFAULT_FAULT_CODES, DEFAULT_RULES, rulesSchema } from './rules.js';
+
+describe('rules contract defaults (CONTRACT §2)', () => {
+  it('declares every default of the contract', () => {
+    expect(DEFAULT_RULES).toEqual({
+      window_samples: 5,
+      high_temp: { threshold_c: 85.0, min_samples: 3 },
+      ecc_thermal_c: 75.0,
+      offline_power_w: 5.0,
+      degrade_after_s: 60,
+      fail_after_degraded_s: 180,
+      recover_after_samples: 5,
+      overlays: { agent_unreachable_s: 5, collector_error_s: 10 },
+      future_skew_s: 5,
+      xids: { watched: [48, 63, 64, 74, 79, 92, 94, 95, 119, 120], critical: [48, 74, 79, 95, 119, 120] },
+      latched: ['ecc-uncorrectable', 'xid-48', 'xid-79', 'xid-95', 'xid-119', 'xid-120'],
+      fault_codes: {},
+      fault_codes_default: 'warning',
+      publish: { ingest_degraded_fraction: 0.2, max_bytes: 921600 },
+    });
+  });
+
+  it('carries the default Ascend fault-code table', () => {
+    expect(DEFAULT_FAULT_CODES).toEqual({
+      '80E01801': 'critical',
+      '80E18402': 'critical',
+      '80E0020B': 'critical',
+      '80B98000': 'critical',
+      '40F84E00': 'critical',
+      '80E00209': 'warning',
+      '80E20207': 'warning',
+      '80DE0207': 'warning',
+      '81078603': 'warning',
+    });
+  });
+
+  it('rejects unknown fields and too many XIDs', () => {
+    expect(rulesSchema.safeParse({ colour: 'red' }).success).toBe(false);
+    expect(
+      rulesSchema.safeParse({ xids: { watched: Array.from({ length: 22 }, (_, i) => i), critical: [] } })
+        .success,
+    ).toBe(false);
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * The rules file (CONTRACT §2): every threshold, window, duration and reason list of the
+ * detection engine, with its default declared here. The file may be YAML or JSON; it is
+ * hot-reloadable, and an invalid file never replaces a valid one (core/rules/).
+ *
+ * Every object is strict: an unknown or misspelt field is an error naming it, not a setting
+ * silently ignored. `{}` (or an empty file) yields exactly the contract's defaults.
+ */
+import { z } from 'zod';
+
+/** Severity of a reason: critical fails a device in the same sample, warning degrades it after a while. */
+export const severitySchema = z.enum(['critical', 'warning']);
+
+/**
+ * The built-in Ascend fault-code table (MindCluster's public fault levels). The rules file's
+ * `fault_codes` entries extend or override it; any code in neither is `fault_codes_default`.
+ */
+export const DEFAULT_FAULT_CODES: Readonly<Record<string, 'critical' | 'warning'>> = Object.freeze({
+  '80E01801': 'critical', // HBM multi-bit ECC
+  '80E18402': 'critical', // ECC isolated rows full
+  '80E0020B': 'critical', // HBM fatal over-temperature
+  '80B98000': 'critical', // PCIe exception
+  '40F84E00': 'critical', // card dropped
+  '80E00209': 'warning', // HBM high temperature
+  '80E20207': 'warning', // SoC high temperature
+  '80DE0207': 'warning', // DDR high temperature
+  '81078603': 'warning', // RoCE port down
+});
+
+/** GPU XIDs watched by default (each becomes reason `xid-<n>`). */
+export const DEFAULT_XIDS = [48, 63, 64, 74, 79, 92, 94, 95, 119, 120] as const;
+/** The critical subset of the watched XIDs; the rest are warnings. */
+export const DEFAULT_CRITICAL_XIDS = [48, 74, 79, 95, 119, 120] as const;
+/** Reasons that keep a device failed until a new agent boot (reset counters) or an operator clear. */
+export const DEFAULT_LATCHED = [
+  'ecc-uncorrectable',
+  'xid-48',
+  'xid-79',
+  'xid-95',
+  'xid-119',
+  'xid-120',
+] as const;
+
+/**
+ * The most XIDs that may be watched. The engine keeps each device's active reasons in one
+ * 32-bit mask (11 fixed reasons + XIDs), which keeps the per-sample path allocation-free.
+ */
+export const MAX_WATCHED_XIDS = 21;
+/** The longest smoothing window, for the same reason (a window is a bit mask). */
+export const MAX_WINDOW_SAMPLES = 30;
+
+const seconds = z.number().finite().nonnegative();
+const positiveSeconds = z.number().finite().positive();
+const celsius = z.number().finite();
+const faultCode = z
+  .string()
+  .regex(/^[0-9A-Fa-f]{1,16}$/, 'must be a hex fault code such as "80E01801"')
+  .transform((code) => code.toUpperCase());
+const xid = z.number().int().nonnegative();
+
+/** The rules file. Every field has its CONTRACT §2 default. */
+export const rulesSchema = z
+  .strictObject({
+    /** Smoothing: the sliding window of the last N samples per device (CONTRACT §2.1). */
+    window_samples: z.number().int().min(1).max(MAX_WINDOW_SAMPLES).default(5),
+    /** `high-temp` when at least `min_samples` of the window are strictly above `threshold_c`. */
+    high_temp: z
+      .strictObject({
+        threshold_c: celsius.default(85.0),
+        min_samples: z.number().int().min(1).default(3),
+      })
+      .prefault({}),
+    /** `ecc-error` with a temperature strictly above this in the same sample is `ecc-thermal`. */
+    ecc_thermal_c: celsius.default(75.0),
+    /** A link `down` with power below this (or unknown) is `npu-offline`, else `pcie-link-down`. */
+    offline_power_w: z.number().finite().default(5.0),
+    /** A warning reason active without a gap this long degrades a device (60 s). */
+    degrade_after_s: seconds.default(60),
+    /** A device degraded this long (with a reason still active) fails (180 s). */
+    fail_after_degraded_s: seconds.default(180),
+    /** Consecutive samples with no active reason that bring degraded|failed back to healthy. */
+    recover_after_samples: z.number().int().min(1).default(5),
+    /** Node overlays, on the receiver's clock (CONTRACT §2.5). */
+    overlays: z
+      .strictObject({
+        /** No snapshot from the node this long: `agent-unreachable` (agent `stale`). */
+        agent_unreachable_s: positiveSeconds.default(5),
+        /** Only cached snapshots this long: `collector-error`. */
+        collector_error_s: positiveSeconds.default(10),
+      })
+      .prefault({}),
+    /** A snapshot whose collected_at is further than this ahead of the receiver's clock is rejected. */
+    future_skew_s: seconds.default(5),
+    /** GPU XIDs: which are watched and which of them are critical. */
+    xids: z
+      .strictObject({
+        watched: z
+          .array(xid)
+          .max(MAX_WATCHED_XIDS)
+          .default([...DEFAULT_XIDS]),
+        critical: z.array(xid).default([...DEFAULT_CRITICAL_XIDS]),
+      })
+      .prefault({}),
+    /** Reasons that latch a device failed (see DEFAULT_LATCHED); `xid-<n>` of an unwatched XID is inert. */
+    latched: z.array(z.string().min(1)).default([...DEFAULT_LATCHED]),
+    /** Ascend fault codes extending or overriding DEFAULT_FAULT_CODES. */
+    fault_codes: z.record(faultCode, severitySchema).default({}),
+    /** Severity of a fault code in neither table. */
+    fault_codes_default: severitySchema.default('warning'),
+    /** The published document (CONTRACT §3). */
+    publish: z
+      .strictObject({
+        /** More than this fraction of nodes stale at once is an ingest outage: `ingest_degraded`. */
+        ingest_degraded_fraction: z.number().min(0).max(1).default(0.2),
+        /** Byte budget of fault.json (900 KiB, under the 1 MiB ConfigMap limit). */
+        max_bytes: z
+          .number()
+          .int()
+          .min(1024)
+          .default(900 * 1024),
+      })
+      .prefault({}),
+  })
+  .superRefine((rules, ctx) => {
+    if (rules.high_temp.min_samples > rules.window_samples) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['high_temp', 'min_samples'],
+        message: `must not exceed window_samples (${rules.window_samples})`,
+      });
+    }
+    const watched = new Set(rules.xids.watched);
+    rules.xids.critical.forEach((n, i) => {
+      if (!watched.has(n))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['xids', 'critical', i],
+          message: `XID ${n} is not in xids.watched`,
+        });
+    });
+    rules.latched.forEach((name, i) => {
+      if (!isLatchableReason(name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['latched', i],
+          message: `unknown reason '${name}' (a reason name or xid-<n>)`,
+        });
+    });
+  });
+
+/** Reason names a snapshot can produce (besides `xid-<n>`), in CONTRACT §2.6 order. */
+export const SAMPLE_REASONS = [
+  'npu-offline',
+  'device-missing',
+  'pcie-link-down',
+  'ecc-uncorrectable',
+  'health-critical',
+  'fault-code',
+  'ecc-thermal',
+  'high-temp',
+  'ecc-error',
+  'health-warning',
+] as const;
+
+/** A reason name, or `xid-<n>` (an XID that is not watched never fires, so latching it is harmless). */
+function isLatchableReason(name: string): boolean {
+  return (SAMPLE_REASONS as readonly string[]).includes(name) || /^xid-\d+$/.test(name);
+}
+
+/** Validated rules, every default filled in. */
+export type Rules = z.infer<typeof rulesSchema>;
+/** The rules file as written, before defaults. */
+export type RulesInput = z.input<typeof rulesSchema>;
+/** `critical` or `warning`. */
+export type Severity = z.infer<typeof severitySchema>;
+
+/** The contract's defaults. */
+export const DEFAULT_RULES: Rules = rulesSchema.parse({});

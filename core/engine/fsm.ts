@@ -1,0 +1,99 @@
+/**
+ * The device state machine (CONTRACT §2.4). Pure: `advance` reads one sample's active
+ * reasons and its collected_at and moves the state; it never reads a clock.
+ *
+ *            clean sample                     5 clean samples
+ *   unknown ───────────────▶ healthy ◀──────────────────────── degraded | failed
+ *   unknown | healthy ── a warning active without a gap for 60 s ──▶ degraded
+ *   degraded ── degraded for 180 s, a reason still active ──▶ failed
+ *   any state ── a critical reason, in the same sample ──▶ failed
+ *   (latched reasons never leave the active set: no clean sample until a new boot or a clear)
+ *
+ * | from            | condition (evaluated on each sample, in this order)        | to       |
+ * |-----------------|-------------------------------------------------------------|----------|
+ * | any but failed  | a critical reason is active                                 | failed   |
+ * | unknown         | no reason is active                                         | healthy  |
+ * | unknown|healthy | some warning active in every sample for ≥ degrade (60 s)    | degraded |
+ * | degraded        | `clean` ≥ recover (5) consecutive samples without a reason  | healthy  |
+ * | degraded        | degraded for ≥ fail (180 s) and a reason active now         | failed   |
+ * | failed          | `clean` ≥ recover (5)                                       | healthy  |
+ *
+ * "Without a gap": `warnSince` is the collected_at of the first sample of the current run
+ * of samples that each had *some* warning reason (they may take turns); a sample without
+ * any warning ends the run. Latched reasons stay in the active mask until a new boot or an
+ * operator clear, so a latched device can never count a clean sample.
+ */
+import type { DeviceStatus } from './api.js';
+
+/** The state machine's part of a device's state. */
+export interface FsmState {
+  state: DeviceStatus;
+  /** collected_at (ms) when `state` began. */
+  since: number;
+  /** collected_at (ms) of the first sample of the current warning run; NaN when none. */
+  warnSince: number;
+  /** Consecutive samples without an active reason. */
+  clean: number;
+}
+
+/** The state machine's durations. */
+export interface FsmTiming {
+  degradeMs: number;
+  failMs: number;
+  recoverSamples: number;
+}
+
+/** A fresh state machine: `unknown` since `t`. */
+export function initialFsm(t: number): FsmState {
+  return { state: 'unknown', since: t, warnSince: Number.NaN, clean: 0 };
+}
+
+/**
+ * Applies one sample at collected_at `t` with `active` reasons (`critical` marks the
+ * critical bits). Returns true when the state changed.
+ */
+export function advance(
+  fsm: FsmState,
+  active: number,
+  critical: number,
+  t: number,
+  timing: FsmTiming,
+): boolean {
+  const hasCritical = (active & critical) !== 0;
+  if ((active & ~critical) !== 0) {
+    if (Number.isNaN(fsm.warnSince)) fsm.warnSince = t;
+  } else {
+    fsm.warnSince = Number.NaN;
+  }
+  fsm.clean = active === 0 ? fsm.clean + 1 : 0;
+  const next = nextState(fsm, active, hasCritical, t, timing);
+  if (next === fsm.state) return false;
+  fsm.state = next;
+  fsm.since = t;
+  return true;
+}
+
+function nextState(
+  fsm: FsmState,
+  active: number,
+  hasCritical: boolean,
+  t: number,
+  timing: FsmTiming,
+): DeviceStatus {
+  const warnedLongEnough = t - fsm.warnSince >= timing.degradeMs; // false while warnSince is NaN
+  switch (fsm.state) {
+    case 'unknown':
+      if (hasCritical) return 'failed';
+      if (active === 0) return 'healthy';
+      return warnedLongEnough ? 'degraded' : 'unknown';
+    case 'healthy':
+      if (hasCritical) return 'failed';
+      return warnedLongEnough ? 'degraded' : 'healthy';
+    case 'degraded':
+      if (hasCritical) return 'failed';
+      if (fsm.clean >= timing.recoverSamples) return 'healthy';
+      return active !== 0 && t - fsm.since >= timing.failMs ? 'failed' : 'degraded';
+    case 'failed':
+      return fsm.clean >= timing.recoverSamples ? 'healthy' : 'failed';
+  }
+}

@@ -1,0 +1,15 @@
+/**
+ * The detection engine's only public door (CONTRACT §2): `createEngine(rules?)` and the
+ * interface it implements. See api.ts for the semantics of each method.
+ */
+export { createEngine } from './engine.js';
+export type {
+  DetectionEngine,
+  DeviceStatus,
+  DropReason,
+  ObserveResult,
+  PublisherInfo,
+  ReloadableEngine,
+  Transition,
+} from './api.js';
+export { compareText } from './document.js';

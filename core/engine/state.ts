@@ -1,0 +1,130 @@
+/**
+ * The engine's in-memory state: one NodeState per node, one DeviceState per device key.
+ * Plain mutable records, updated in place on every sample (no cloning on the hot path).
+ */
+import type { DeviceKind, DeviceObservation } from '../../contracts/device.js';
+import type { DeviceStatus } from './api.js';
+import { newBootTrack, type BootTrack } from './dedup.js';
+import { initialFsm, type FsmState } from './fsm.js';
+
+/** Everything the engine keeps about one device (state identity: `key`). */
+export interface DeviceState extends FsmState {
+  readonly key: string;
+  id: string;
+  resourceId: string;
+  kind: DeviceKind;
+  model: string;
+  /** The status last published (reported through transitions). */
+  published: DeviceStatus;
+  /** The node boot epoch this device's counters belong to. */
+  epoch: number;
+  /** The node sample number of the device's last sample (to spot devices left out). */
+  sampleNo: number;
+  /** Samples of this device so far (the window's clock). */
+  n: number;
+  /** High-temperature flags of the window, newest in bit 0. */
+  hot: number;
+  /** ECC baselines (last non-null reading). */
+  eccBase: number | null;
+  uncBase: number | null;
+  /** Sample number of the last ECC / uncorrectable increase. */
+  eccAt: number;
+  uncAt: number;
+  /** Sample number of each XID bit's last new event; null until an XID fires. */
+  xidAt: number[] | null;
+  /** `xid@at` keys of the XID events in the previous sample (a rolling list must not re-fire). */
+  xidSeen: Set<string> | null;
+  /** Latched reason bits. */
+  latched: number;
+  /** Active reason bits of the last sample, latched ones included. */
+  active: number;
+  temperature: number | null;
+  power: number | null;
+  ecc: number | null;
+  link: 'up' | 'down' | null;
+}
+
+/** Everything the engine keeps about one node. */
+export interface NodeState {
+  readonly name: string;
+  boot: BootTrack;
+  /** Increments at each new boot_id; devices with an older epoch get new baselines. */
+  epoch: number;
+  /** Increments at each applied (non-cached) snapshot. */
+  sampleNo: number;
+  /** Receiver clock (ms) of the newest accepted snapshot; NaN before the first. */
+  lastSeen: number;
+  /** Largest collected_at (ms) accepted: the node's duration clock, kept monotone. */
+  lastT: number;
+  /** Receiver clock when the current run of cached snapshots began; NaN when not in one. */
+  cachedSince: number;
+  /** Overlay bits (overlays.ts). */
+  overlays: number;
+  /** When the overlays last went from none to some. */
+  overlaySince: number;
+  devices: Map<string, DeviceState>;
+}
+
+/** A node with nothing observed yet. */
+export function newNode(name: string): NodeState {
+  return {
+    name,
+    boot: newBootTrack(),
+    epoch: 0,
+    sampleNo: 0,
+    lastSeen: Number.NaN,
+    lastT: Number.NaN,
+    cachedSince: Number.NaN,
+    overlays: 0,
+    overlaySince: Number.NaN,
+    devices: new Map(),
+  };
+}
+
+/** A device first seen in `obs` at collected_at `t`. */
+export function newDevice(obs: DeviceObservation, t: number, epoch: number): DeviceState {
+  return {
+    ...initialFsm(t),
+    key: obs.key,
+    id: obs.id,
+    resourceId: obs.resource_id,
+    kind: obs.kind,
+    model: obs.model,
+    published: 'unknown',
+    epoch,
+    sampleNo: 0,
+    n: 0,
+    hot: 0,
+    eccBase: null,
+    uncBase: null,
+    eccAt: Number.NEGATIVE_INFINITY,
+    uncAt: Number.NEGATIVE_INFINITY,
+    xidAt: null,
+    xidSeen: null,
+    latched: 0,
+    active: 0,
+    temperature: null,
+    power: null,
+    ecc: null,
+    link: null,
+  };
+}
+
+/** A new boot of the agent: new counter baselines, latches cleared (CONTRACT §1, §2.4). */
+export function resetForBoot(device: DeviceState, epoch: number): void {
+  device.epoch = epoch;
+  device.eccBase = null;
+  device.uncBase = null;
+  device.eccAt = Number.NEGATIVE_INFINITY;
+  device.uncAt = Number.NEGATIVE_INFINITY;
+  device.xidAt = null;
+  device.latched = 0;
+}
+
+/** Forgets a device's event reasons and latches (operator clear). */
+export function clearEvents(device: DeviceState): void {
+  device.eccAt = Number.NEGATIVE_INFINITY;
+  device.uncAt = Number.NEGATIVE_INFINITY;
+  device.xidAt = null;
+  device.latched = 0;
+}

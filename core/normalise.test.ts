@@ -1,0 +1,208 @@
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { deviceObservationSchema } from '../contracts/device.js';
+import { snapshotSchema, type Snapshot } from '../contracts/snapshot.js';
+import { lowerHealth, normalise } from './normalise.js';
+
+const fixture = (name: string): Snapshot =>
+  snapshotSchema.parse(
+    JSON.parse(readFileSync(new URL(`../../shared/fixtures/${name}`, import.meta.url), 'utf8')),
+  );
+
+const envelope = {
+  schema: 'hdc.health/v1',
+  node: 'n1',
+  seq: 1,
+  collected_at: '2026-11-29T08:00:00Z',
+  collector: 'sim',
+};
+const snap = (payload: unknown): Snapshot => snapshotSchema.parse({ ...envelope, payload });
+
+describe('normalise', () => {
+  it.each(['snapshot-910b.json', 'snapshot-310p.json', 'snapshot-nvidia.json'])(
+    'turns %s into valid observations with unique keys',
+    (name) => {
+      const devices = normalise(fixture(name));
+      expect(devices.length).toBeGreaterThan(0);
+      for (const d of devices) deviceObservationSchema.parse(d);
+      expect(new Set(devices.map((d) => d.key)).size).toBe(devices.length);
+    },
+  );
+
+  it('maps a 910B chip per the table', () => {
+    const [d] = normalise(fixture('snapshot-910b.json'));
+    expect(d).toEqual({
+      id: 'npu0',
+      key: '0000:C1:00.0',
+      resource_id: 'Ascend910-0',
+      kind: 'npu',
+      model: '910B3',
+      health: 'ok',
+      temperature_c: 55,
+      power_w: 102.8,
+      ecc_errors: 0,
+      ecc_uncorrectable: 0,
+      pcie_link_status: 'up',
+      error_codes: [],
+      xids: [],
+      present: true,
+    });
+  });
+
+  it('names A3 chips npu<npu>-<chip>, uses phy_id for the resource, falls back to id as key', () => {
+    const devices = normalise(
+      snap({
+        family: '910B',
+        npus: [
+          {
+            npu: 3,
+            chip: 0,
+            phy_id: 6,
+            health: 'Warning',
+            hbm: { ecc: { single_bit: 2, double_bit: 1 } },
+            pcie: { bus_id: null, link: 'down' },
+          },
+          {
+            npu: 3,
+            chip: 1,
+            phy_id: 7,
+            health: 'Alarm',
+            hbm: { ecc: { single_bit: null, double_bit: null } },
+          },
+        ],
+      }),
+    );
+    expect(
+      devices.map((d) => [
+        d.id,
+        d.key,
+        d.resource_id,
+        d.health,
+        d.ecc_errors,
+        d.ecc_uncorrectable,
+        d.pcie_link_status,
+      ]),
+    ).toEqual([
+      ['npu3', 'npu3', 'Ascend910-6', 'warning', 3, 1, 'down'],
+      ['npu3-1', 'npu3-1', 'Ascend910-7', 'alarm', null, null, null],
+    ]);
+  });
+
+  it('keeps keys unique when two chips share a bus id', () => {
+    const devices = normalise(
+      snap({
+        family: '910B',
+        npus: [
+          { npu: 0, chip: 0, pcie: { bus_id: '0000:01:00.0', link: 'up' } },
+          { npu: 0, chip: 1, pcie: { bus_id: '0000:01:00.0', link: 'up' } },
+        ],
+      }),
+    );
+    expect(devices.map((d) => d.key)).toEqual(['0000:01:00.0', '0000:01:00.0#npu0-1']);
+  });
+
+  it('maps 310P chips: key bus+chip, card power split across chips, chip power preferred, card link', () => {
+    const devices = normalise(
+      snap({
+        family: '310P',
+        cards: [
+          {
+            card: 0,
+            name: '310P3',
+            bus_id: '0000:01:00.0',
+            pcie_link: 0,
+            mcu_power_w: 72,
+            chips: [
+              { chip: 0, device_id: 4, health: 'Critical', temperature: 50, ddr: { ecc_sbe: 1, ecc_dbe: 2 } },
+              { chip: 1, device_id: 5, health: 'OK', temperature: null, power_w: 30, ddr: {} },
+            ],
+          },
+          {
+            card: 1,
+            name: '310P3',
+            bus_id: null,
+            pcie_link: null,
+            mcu_power_w: null,
+            chips: [{ chip: 0, device_id: 6, error_codes: ['80de0207'], present: false }],
+          },
+        ],
+      }),
+    );
+    expect(
+      devices.map((d) => [
+        d.id,
+        d.key,
+        d.resource_id,
+        d.model,
+        d.health,
+        d.power_w,
+        d.ecc_errors,
+        d.ecc_uncorrectable,
+        d.pcie_link_status,
+        d.present,
+      ]),
+    ).toEqual([
+      ['npu4', '0000:01:00.0/0', 'Ascend310P-4', '310P3', 'critical', 36, 3, 2, 'down', true],
+      ['npu5', '0000:01:00.0/1', 'Ascend310P-5', '310P3', 'ok', 30, null, null, 'down', true],
+      ['npu6', 'npu6', 'Ascend310P-6', '310P3', 'unknown', null, null, null, null, false],
+    ]);
+    expect(devices[2]?.error_codes).toEqual(['80de0207']);
+  });
+
+  it('maps GPUs: key uuid, else bus id, else id; link up unless every metric is null; XID times kept', () => {
+    const xids = [{ xid: 79, at: '2026-11-29T07:59:00Z' }];
+    const devices = normalise(
+      snap({
+        family: 'nvidia',
+        gpus: [
+          {
+            index: 0,
+            uuid: 'GPU-a',
+            bus_id: '0000:10:00.0',
+            name: 'H100',
+            temperature_gpu: 40,
+            power_draw_w: 300,
+            ecc_corrected_volatile: 2,
+            ecc_uncorrected_volatile: 1,
+            pcie_link_gen: 5,
+            pcie_link_width: 16,
+            xid_events: xids,
+          },
+          { index: 1, bus_id: '0000:11:00.0' },
+          { index: 2 },
+          { index: 3, uuid: 'GPU-d', present: false },
+        ],
+      }),
+    );
+    expect(
+      devices.map((d) => [
+        d.id,
+        d.key,
+        d.resource_id,
+        d.kind,
+        d.health,
+        d.ecc_errors,
+        d.ecc_uncorrectable,
+        d.pcie_link_status,
+      ]),
+    ).toEqual([
+      ['gpu0', 'GPU-a', 'GPU-a', 'gpu', 'unknown', 3, 1, 'up'],
+      ['gpu1', '0000:11:00.0', '0000:11:00.0', 'gpu', 'unknown', null, null, 'down'],
+      ['gpu2', 'gpu2', 'gpu2', 'gpu', 'unknown', null, null, 'down'],
+      ['gpu3', 'GPU-d', 'GPU-d', 'gpu', 'unknown', null, null, null],
+    ]);
+    expect(devices[0]?.xids).toEqual([{ xid: 79, at: '2026-11-29T07:59:00Z' }]);
+  });
+
+  it.each([
+    ['OK', 'ok'],
+    ['Warning', 'warning'],
+    ['Alarm', 'alarm'],
+    ['Critical', 'critical'],
+    ['UNKNOWN', 'unknown'],
+    ['CRITICAL', 'critical'],
+    ['', ''],
+  ])('lower-cases health %j', (input, output) => {
+    expect(lowerHealth(input)).toBe(output);
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * Snapshot → DeviceObservation[] (CONTRACT §1, "Normalisation"): every device of every
+ * family becomes one entry with a stable identity (`key`) and unified fields.
+ *
+ * This runs once per device per snapshot on the controller's hot path, so it builds one
+ * plain object per device and reuses the snapshot's arrays (error codes, XID events) rather
+ * than copying them. The result must be treated as read-only.
+ *
+ * GPUs have no link field: the link is `up` unless every metric is null (fell off the bus),
+ * and unknown (null) for a GPU sent with `present: false`.
+ *
+ * Keys are unique within one snapshot: should two devices share a key (two chips behind one
+ * bus id), the later ones get `#<id>` appended, so they can never share state.
+ */
+import type { Card310, Chip310, Gpu, Npu910, Snapshot } from '../contracts/snapshot.js';
+import type { DeviceObservation } from '../contracts/device.js';
+
+const NO_CODES: readonly string[] = Object.freeze([]);
+const NO_XIDS: readonly DeviceObservation['xids'][number][] = Object.freeze([]);
+
+/** Normalises every device of one validated snapshot. */
+export function normalise(snapshot: Snapshot): DeviceObservation[] {
+  const payload = snapshot.payload;
+  const out: DeviceObservation[] = [];
+  if (payload.family === '910B') {
+    for (const npu of payload.npus) out.push(fromNpu910(npu));
+  } else if (payload.family === '310P') {
+    for (const card of payload.cards) {
+      for (const chip of card.chips) out.push(fromChip310(card, chip));
+    }
+  } else {
+    for (const gpu of payload.gpus) out.push(fromGpu(gpu));
+  }
+  return uniqueKeys(out);
+}
+
+/** Lower-cases a health word, without allocating for the common spellings. */
+export function lowerHealth(health: string): string {
+  switch (health) {
+    case 'OK':
+      return 'ok';
+    case 'Warning':
+      return 'warning';
+    case 'Alarm':
+      return 'alarm';
+    case 'Critical':
+      return 'critical';
+    case 'UNKNOWN':
+      return 'unknown';
+    default:
+      return health.toLowerCase();
+  }
+}
+
+function sum(a: number | null, b: number | null): number | null {
+  if (a === null && b === null) return null;
+  return (a ?? 0) + (b ?? 0);
+}
+
+function fromNpu910(npu: Npu910): DeviceObservation {
+  const id = npu.chip > 0 ? `npu${npu.npu}-${npu.chip}` : `npu${npu.npu}`;
+  const ecc = npu.hbm.ecc;
+  return {
+    id,
+    key: npu.pcie.bus_id ?? id,
+    resource_id: `Ascend910-${npu.phy_id ?? npu.npu}`,
+    kind: 'npu',
+    model: npu.name,
+    health: lowerHealth(npu.health),
+    temperature_c: npu.temp_c,
+    power_w: npu.power_w,
+    ecc_errors: sum(ecc.single_bit, ecc.double_bit),
+    ecc_uncorrectable: ecc.double_bit,
+    pcie_link_status: npu.pcie.link,
+    error_codes: npu.error_codes,
+    xids: NO_XIDS as DeviceObservation['xids'],
+    present: npu.present,
+  };
+}
+
+function fromChip310(card: Card310, chip: Chip310): DeviceObservation {
+  const id = `npu${chip.device_id}`;
+  const cardPower =
+    card.mcu_power_w === null || card.chips.length === 0 ? null : card.mcu_power_w / card.chips.length;
+  return {
+    id,
+    key: card.bus_id === null ? id : `${card.bus_id}/${chip.chip}`,
+    resource_id: `Ascend310P-${chip.device_id}`,
+    kind: 'npu',
+    model: card.name,
+    health: lowerHealth(chip.health),
+    temperature_c: chip.temperature,
+    power_w: chip.power_w ?? cardPower,
+    ecc_errors: sum(chip.ddr.ecc_sbe, chip.ddr.ecc_dbe),
+    ecc_uncorrectable: chip.ddr.ecc_dbe,
+    pcie_link_status: card.pcie_link === null ? null : card.pcie_link === 1 ? 'up' : 'down',
+    error_codes: chip.error_codes,
+    xids: NO_XIDS as DeviceObservation['xids'],
+    present: chip.present,
+  };
+}
+
+function fromGpu(gpu: Gpu): DeviceObservation {
+  const id = `gpu${gpu.index}`;
+  const allNull =
+    gpu.temperature_gpu === null &&
+    gpu.power_draw_w === null &&
+    gpu.ecc_corrected_volatile === null &&
+    gpu.ecc_uncorrected_volatile === null &&
+    gpu.pcie_link_gen === null &&
+    gpu.pcie_link_width === null;
+  return {
+    id,
+    key: gpu.uuid ?? gpu.bus_id ?? id,
+    resource_id: gpu.uuid ?? gpu.bus_id ?? id,
+    kind: 'gpu',
+    model: gpu.name,
+    health: 'unknown',
+    temperature_c: gpu.temperature_gpu,
+    power_w: gpu.power_draw_w,
+    ecc_errors: sum(gpu.ecc_corrected_volatile, gpu.ecc_uncorrected_volatile),
+    ecc_uncorrectable: gpu.ecc_uncorrected_volatile,
+    // A GPU the agent lists as absent has no link to speak of: device-missing, not npu-offline.
+    pcie_link_status: !gpu.present ? null : allNull ? 'down' : 'up',
+    error_codes: NO_CODES as string[],
+    xids: gpu.xid_events,
+    present: gpu.present,
+  };
+}
+
+function uniqueKeys(devices: DeviceObservation[]): DeviceObservation[] {
+  if (devices.length < 2) return devices;
+  const seen = new Set<string>();
+  for (const device of devices) {
+    if (seen.has(device.key)) device.key = `${device.key}#${device.id}`;
+    seen.add(device.key);
+  }
+  return devices;
+}
