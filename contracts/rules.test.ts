@@ -17,7 +17,7 @@ describe('rules contract defaults (CONTRACT §2)', () => {
       latched: ['ecc-uncorrectable', 'xid-48', 'xid-79', 'xid-95', 'xid-119', 'xid-120'],
       fault_codes: {},
       fault_codes_default: 'warning',
-      publish: { ingest_degraded_fraction: 0.2, max_bytes: 921600 },
+      publish: { ingest_degraded_fraction: 0.2, ingest_degraded_min_nodes: 3, max_bytes: 921600 },
     });
   });
 

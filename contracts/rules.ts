@@ -112,6 +112,11 @@ export const rulesSchema = z
       .strictObject({
         /** More than this fraction of nodes stale at once is an ingest outage: `ingest_degraded`. */
         ingest_degraded_fraction: z.number().min(0).max(1).default(0.2),
+        /**
+         * ...and at least this many nodes: one silent agent among four nodes is a broken node
+         * to list, not an ingest outage (a refinement of CONTRACT §3, which names only 20%).
+         */
+        ingest_degraded_min_nodes: z.number().int().min(1).default(3),
         /** Byte budget of fault.json (900 KiB, under the 1 MiB ConfigMap limit). */
         max_bytes: z
           .number()

@@ -62,6 +62,18 @@ describe('published document', () => {
     expect(thirty.cluster_summary.unknown).toBe(3);
   });
 
+  it('lists a silent node of a small cluster instead of calling it an ingest outage', () => {
+    const e = createEngine();
+    for (const name of ['a', 'b']) e.observe(npuSnapshot({ node: name, seq: 1, t: 0 }, [{ npu: 0 }]), at(0));
+    e.observe(npuSnapshot({ node: 'b', seq: 2, t: 6 }, [{ npu: 0 }]), at(6));
+    e.tick(at(6));
+    // 50% of nodes are stale, but one node is a broken node, not an ingest outage.
+    const doc = publishedDocumentSchema.parse(e.document(at(6), publisher));
+    expect(doc.ingest_degraded).toBeUndefined();
+    expect(doc.nodes.a?.agent).toBe('stale');
+    expect(doc.nodes.a?.npus[0]?.status).toBe('unknown');
+  });
+
   it('cuts the least severe nodes beyond the byte budget and counts them', () => {
     const e = createEngine(rulesSchema.parse({ publish: { max_bytes: 4096 } }));
     for (let i = 0; i < 30; i++) {

@@ -30,8 +30,10 @@ export interface DocumentInput {
   /** Accelerator nodes declared to exist (for `unobserved` and `node_count`). */
   known: ReadonlySet<string>;
   table: ReasonTable;
-  /** Stale fraction beyond which the document reports ingest_degraded. */
+  /** Stale fraction beyond which the document reports ingest_degraded... */
   degradedFraction: number;
+  /** ...provided at least this many nodes are stale. */
+  degradedMinNodes: number;
   /** Byte budget of the serialised document. */
   maxBytes: number;
   now: number;
@@ -60,7 +62,7 @@ export function renderDocument(input: DocumentInput): PublishedDocument {
   }
   const unobserved = [...input.known].filter((name) => !observed.has(name)).sort();
   const nodeCount = observed.size + unobserved.length;
-  const ingestDegraded = stale > 0 && stale > input.degradedFraction * nodeCount;
+  const ingestDegraded = stale >= input.degradedMinNodes && stale > input.degradedFraction * nodeCount;
   const listed = rendered
     .filter((r) => !(ingestDegraded && r.stale))
     .sort((a, b) => compareText(a.name, b.name));

@@ -169,6 +169,7 @@ class Engine implements ReloadableEngine {
       now,
       publisher,
       degradedFraction: rules.publish.ingest_degraded_fraction,
+      degradedMinNodes: rules.publish.ingest_degraded_min_nodes,
       maxBytes: rules.publish.max_bytes,
     });
   }
