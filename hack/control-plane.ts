@@ -199,10 +199,11 @@ function kubeconfigYaml(server: string, caPem: string, user: string, token: stri
 /** Starts etcd, kube-apiserver, kube-controller-manager and kwok; resolves once all are ready. */
 export async function startControlPlane(options: StartOptions): Promise<ControlPlaneState> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   const stateDir = resolve(options.stateDir);
   await stopControlPlane(stateDir).catch(() => undefined);
   const binDir = await buildControlPlane(log);
+  // The readiness deadline starts after the (possibly cold, minutes-long) build.
+  const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   await mkdir(join(stateDir, 'logs'), { recursive: true });
   await mkdir(join(stateDir, 'certs'), { recursive: true });
 
