@@ -43,7 +43,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**/*.js', 'jest.config.js', 'eslint.config.js'],
+    files: ['bin/**/*.js', '**/*.mjs', 'jest.config.js', 'eslint.config.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
   },
 );

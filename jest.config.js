@@ -12,6 +12,7 @@ const common = {
 };
 
 export default {
+  reporters: ['default', '<rootDir>/test/setup/summary-reporter.mjs'],
   projects: [
     {
       ...common,
