@@ -13,7 +13,7 @@ import { arch, availableParallelism, platform } from 'node:os';
 import { createEngine } from '../core/engine/index.js';
 import { measureMemory, measurePaths, measureThroughput, type Gc } from '../bench/measure.js';
 import { buildWorkload } from '../bench/workload.js';
-import { EXIT_DATA, EXIT_USAGE, type CliIO, type Subcommand } from './io.js';
+import { EXIT_DATA, settleArgs, type CliIO, type Subcommand } from './io.js';
 
 /** Device-samples per second the state machine must sustain on one core. */
 export const THROUGHPUT_TARGET = 200_000;
@@ -88,15 +88,8 @@ const fmt = (n: number, digits = 0): string =>
 
 /** The bench subcommand. */
 export const bench: Subcommand = async (args: string[], io: CliIO): Promise<number> => {
-  const parsed = parseArgs(args);
-  if (parsed === 'help') {
-    io.stdout(HELP);
-    return 0;
-  }
-  if (typeof parsed === 'string') {
-    io.stderr(`npu-fault bench: ${parsed}; run 'npu-fault bench --help'\n`);
-    return EXIT_USAGE;
-  }
+  const parsed = settleArgs('bench', parseArgs(args), HELP, io);
+  if (typeof parsed === 'number') return parsed;
   const gcFn = (globalThis as { gc?: () => void }).gc;
   // Only the CLI entry point can be re-run as a script; anything else measures without GC.
   if (!gcFn && !process.env[CHILD_ENV] && /npu-fault(\.js)?$/.test(process.argv[1] ?? ''))

@@ -21,7 +21,7 @@ import {
   type Scenario,
   type ScenarioStep,
 } from '../core/sim/index.js';
-import { EXIT_DATA, EXIT_USAGE, type CliIO, type Subcommand } from './io.js';
+import { EXIT_DATA, settleArgs, type CliIO, type Subcommand } from './io.js';
 
 const HELP = `Usage: npu-fault demo [--fast] [--speed <x>] [--seed <n>]
 
@@ -254,15 +254,8 @@ const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTim
 export function createDemo(deps: DemoDeps = {}): Subcommand {
   const sleep = deps.sleep ?? realSleep;
   return async (args: string[], io: CliIO): Promise<number> => {
-    const parsed = parseArgs(args);
-    if (parsed === 'help') {
-      io.stdout(HELP);
-      return 0;
-    }
-    if (typeof parsed === 'string') {
-      io.stderr(`npu-fault demo: ${parsed}; run 'npu-fault demo --help'\n`);
-      return EXIT_USAGE;
-    }
+    const parsed = settleArgs('demo', parseArgs(args), HELP, io);
+    if (typeof parsed === 'number') return parsed;
     const env = deps.env ?? process.env;
     const paint = painter(io.isTTY && !env.NO_COLOR);
     const paced = io.isTTY && !parsed.fast;

@@ -16,3 +16,24 @@ export const EXIT_USAGE = 2;
 export const EXIT_DATA = 1;
 /** Exit code of a subcommand whose issue has not landed yet. */
 export const EXIT_NOT_IMPLEMENTED = 3;
+
+/**
+ * Settles what a subcommand's argument parser returned: prints the help (exit 0) or a
+ * one-line usage error (exit 2) and returns the exit code, or returns the parsed options.
+ */
+export function settleArgs<T extends object>(
+  command: string,
+  parsed: T | 'help' | string,
+  help: string,
+  io: CliIO,
+): T | number {
+  if (parsed === 'help') {
+    io.stdout(help);
+    return 0;
+  }
+  if (typeof parsed === 'string') {
+    io.stderr(`npu-fault ${command}: ${parsed}; run 'npu-fault ${command} --help'\n`);
+    return EXIT_USAGE;
+  }
+  return parsed;
+}

@@ -18,7 +18,7 @@ import { parseRules, RulesError } from '../core/rules/index.js';
 import { DEFAULT_RULES, type Rules } from '../contracts/rules.js';
 import { snapshotSchema, type Snapshot } from '../contracts/snapshot.js';
 import type { PublishedDocument } from '../contracts/published.js';
-import { EXIT_DATA, EXIT_USAGE, type CliIO, type Subcommand } from './io.js';
+import { EXIT_DATA, settleArgs, type CliIO, type Subcommand } from './io.js';
 
 const HELP = `Usage: npu-fault replay <snapshots.jsonl> [--rules <file>] [--published]
 
@@ -45,15 +45,8 @@ interface ReplayArgs {
 
 /** The replay subcommand. */
 export const replay: Subcommand = async (args: string[], io: CliIO): Promise<number> => {
-  const parsed = parseArgs(args);
-  if (parsed === 'help') {
-    io.stdout(HELP);
-    return 0;
-  }
-  if (typeof parsed === 'string') {
-    io.stderr(`npu-fault replay: ${parsed}; run 'npu-fault replay --help'\n`);
-    return EXIT_USAGE;
-  }
+  const parsed = settleArgs('replay', parseArgs(args), HELP, io);
+  if (typeof parsed === 'number') return parsed;
   let rules: Rules = DEFAULT_RULES;
   let snapshots: Snapshot[];
   try {

@@ -20,7 +20,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile, open } from 'node:fs/promises';
 import { request } from 'node:https';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -115,35 +115,27 @@ interface Probe {
   body: string;
 }
 
-function probeHttps(url: string, token: string, caPem: string | undefined): Promise<Probe> {
+/** One GET with a short timeout; never rejects (status 0 and the error text on failure). */
+function probe(url: string, auth?: { token: string; caPem: string | undefined }): Promise<Probe> {
   return new Promise((resolvePromise) => {
-    const req = request(
-      url,
-      {
-        headers: { Authorization: `Bearer ${token}` },
-        ca: caPem,
-        rejectUnauthorized: caPem !== undefined,
-        timeout: 2000,
-      },
-      (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, body }));
-      },
-    );
-    req.on('error', (e) => resolvePromise({ status: 0, body: e.message }));
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.end();
-  });
-}
-
-function probeHttp(url: string): Promise<Probe> {
-  return new Promise((resolvePromise) => {
-    const req = httpRequest(url, { timeout: 2000 }, (res) => {
+    const onResponse = (res: IncomingMessage): void => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => resolvePromise({ status: res.statusCode ?? 0, body }));
-    });
+    };
+    const req = auth
+      ? request(
+          url,
+          {
+            headers: { Authorization: `Bearer ${auth.token}` },
+            ca: auth.caPem,
+            // Before the apiserver's self-signed certificate exists there is nothing to trust yet.
+            rejectUnauthorized: auth.caPem !== undefined,
+            timeout: 2000,
+          },
+          onResponse,
+        )
+      : httpRequest(url, { timeout: 2000 }, onResponse);
     req.on('error', (e) => resolvePromise({ status: 0, body: e.message }));
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.end();
@@ -265,7 +257,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   await waitFor(
     'etcd',
     async () => {
-      const r = await probeHttp(`http://127.0.0.1:${ports.etcd}/health`);
+      const r = await probe(`http://127.0.0.1:${ports.etcd}/health`);
       return r.status === 200 && r.body.includes('true') ? true : `${r.status} ${r.body}`;
     },
     deadline,
@@ -300,7 +292,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   await waitFor(
     'kube-apiserver',
     async () => {
-      const r = await probeHttps(`${state.server}/readyz`, state.adminToken, undefined);
+      const r = await probe(`${state.server}/readyz`, { token: state.adminToken, caPem: undefined });
       return r.status === 200 ? true : `${r.status} ${r.body.slice(0, 200)}`;
     },
     deadline,
@@ -309,7 +301,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   );
   state.caPem = await readFile(join(certDir, 'apiserver.crt'), 'utf8');
   // Prove the kubeconfig's trust anchor really verifies the server before handing it out.
-  const verified = await probeHttps(`${state.server}/version`, state.adminToken, state.caPem);
+  const verified = await probe(`${state.server}/version`, { token: state.adminToken, caPem: state.caPem });
   if (verified.status !== 200) throw new Error(`apiserver certificate does not verify: ${verified.body}`);
   await writeFile(state.kubeconfig, kubeconfigYaml(state.server, state.caPem, 'admin', state.adminToken), {
     mode: 0o600,
@@ -342,11 +334,10 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   await waitFor(
     'kube-controller-manager',
     async () => {
-      const r = await probeHttps(
-        `${state.server}/api/v1/namespaces/default/serviceaccounts/default`,
-        state.adminToken,
-        state.caPem,
-      );
+      const r = await probe(`${state.server}/api/v1/namespaces/default/serviceaccounts/default`, {
+        token: state.adminToken,
+        caPem: state.caPem,
+      });
       return r.status === 200 ? true : `default ServiceAccount: ${r.status}`;
     },
     deadline,
@@ -371,7 +362,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   await waitFor(
     'kwok',
     async () => {
-      const r = await probeHttp(`http://127.0.0.1:${ports.kwok}/healthz`);
+      const r = await probe(`http://127.0.0.1:${ports.kwok}/healthz`);
       return r.status === 200 ? true : `${r.status} ${r.body.slice(0, 100)}`;
     },
     deadline,

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import type { Gpu } from '../../contracts/snapshot.js';
 import { attachXidEvents, lineTimestamp, parseXidEvents } from './kmsg-xid.js';
+import { emptyGpu } from './nvidia-smi.js';
 
 const REAL = fileURLToPath(new URL('../../../shared/fixtures/real/', import.meta.url));
 const read = (name: string): string => readFileSync(REAL + name, 'utf8');
@@ -63,20 +64,7 @@ describe('parseXidEvents', () => {
 });
 
 describe('attachXidEvents', () => {
-  const gpu = (index: number, bus: string | null): Gpu => ({
-    index,
-    uuid: null,
-    bus_id: bus,
-    name: '',
-    temperature_gpu: null,
-    power_draw_w: null,
-    ecc_corrected_volatile: null,
-    ecc_uncorrected_volatile: null,
-    pcie_link_gen: null,
-    pcie_link_width: null,
-    xid_events: [],
-    present: true,
-  });
+  const gpu = (index: number, bus: string | null): Gpu => ({ ...emptyGpu(index), bus_id: bus });
 
   it('attaches by normalised bus id and reports the unmatched', () => {
     const gpus = [gpu(0, '0000:19:00.0'), gpu(1, '00000000:91:00.0')];

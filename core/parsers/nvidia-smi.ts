@@ -50,7 +50,7 @@ export const NVIDIA_SMI_EXPECTED =
   'parse --from nvidia-smi expects `nvidia-smi --query-gpu=... --format=csv`, `nvidia-smi -q` (text or -x XML) or the default `nvidia-smi` table';
 
 /** A GPU with every metric null: the base every layout fills in. */
-function emptyGpu(index: number): Gpu {
+export function emptyGpu(index: number): Gpu {
   return {
     index,
     uuid: null,
