@@ -311,6 +311,19 @@ describe('latched reasons', () => {
     expect(d.changes().at(-1)).toBe('15:npu0:failed>healthy:null');
   });
 
+  it('keeps a latched failure through an agent restart whose counters did not reset (a rollout is no repair)', () => {
+    const d = new Driver();
+    d.npus(0, [unc(0)]);
+    d.npus(1, [unc(2)]);
+    // New agent process, same driver: the cumulative counter still reads 2.
+    for (let t = 2; t <= 20; t++) d.npus(t, [unc(2)], { boot: 'boot-2', seq: t - 1 });
+    expect(d.changes()).toEqual(['0:npu0:unknown>healthy:null', '1:npu0:healthy>failed:ecc-uncorrectable']);
+    expect(d.device('npu0', 20)).toMatchObject({ status: 'failed', reason: 'ecc-uncorrectable' });
+    // The driver reloads (counters reset) under a third agent boot: the latch clears.
+    for (let t = 21; t <= 25; t++) d.npus(t, [unc(0)], { boot: 'boot-3', seq: t - 20 });
+    expect(d.changes().at(-1)).toBe('25:npu0:failed>healthy:null');
+  });
+
   it('latches xid-79, does not re-fire a rolling XID list, and ignores unwatched XIDs', () => {
     const d = new Driver();
     const event = { xid: 79, at: isoAt(1) };

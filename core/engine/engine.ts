@@ -213,7 +213,7 @@ class Engine implements ReloadableEngine {
         device.id = obs.id;
         device.resourceId = obs.resource_id;
         device.model = obs.model;
-        if (device.epoch !== node.epoch) resetForBoot(device, node.epoch);
+        if (device.epoch !== node.epoch) resetForBoot(device, node.epoch, obs);
       }
       device.sampleNo = sampleNo;
       this.#step(device, obs, t);

@@ -111,14 +111,23 @@ export function newDevice(obs: DeviceObservation, t: number, epoch: number): Dev
 }
 
 /** A new boot of the agent: new counter baselines, latches cleared (CONTRACT §1, §2.4). */
-export function resetForBoot(device: DeviceState, epoch: number): void {
+export function resetForBoot(device: DeviceState, epoch: number, first: DeviceObservation): void {
+  // Latches clear only on evidence that the driver's counters restarted (CONTRACT §2.4:
+  // "a new boot_id with reset counters"): a restart of the agent alone, such as a DaemonSet
+  // rollout, must not clear a failure that still stands.
+  if (countersReset(device, first)) device.latched = 0;
   device.epoch = epoch;
   device.eccBase = null;
   device.uncBase = null;
   device.eccAt = Number.NEGATIVE_INFINITY;
   device.uncAt = Number.NEGATIVE_INFINITY;
   device.xidAt = null;
-  device.latched = 0;
+}
+
+/** True when a cumulative counter of `obs` is below the device's last reading (a reset). */
+export function countersReset(device: DeviceState, obs: DeviceObservation): boolean {
+  const below = (now: number | null, before: number | null): boolean => now !== null && before !== null && now < before;
+  return below(obs.ecc_errors, device.eccBase) || below(obs.ecc_uncorrectable, device.uncBase);
 }
 
 /** Forgets a device's event reasons and latches (operator clear). */
