@@ -7,7 +7,8 @@
  *   unknown | healthy ── a warning active without a gap for 60 s ──▶ degraded
  *   degraded ── degraded for 180 s, a reason still active ──▶ failed
  *   any state ── a critical reason, in the same sample ──▶ failed
- *   (latched reasons never leave the active set: no clean sample until a new boot or a clear)
+ *   (latched reasons never leave the active set: no clean sample until a new boot with reset
+ *   counters, or an operator clear)
  *
  * | from            | condition (evaluated on each sample, in this order)        | to       |
  * |-----------------|-------------------------------------------------------------|----------|

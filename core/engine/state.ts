@@ -126,7 +126,8 @@ export function resetForBoot(device: DeviceState, epoch: number, first: DeviceOb
 
 /** True when a cumulative counter of `obs` is below the device's last reading (a reset). */
 export function countersReset(device: DeviceState, obs: DeviceObservation): boolean {
-  const below = (now: number | null, before: number | null): boolean => now !== null && before !== null && now < before;
+  const below = (now: number | null, before: number | null): boolean =>
+    now !== null && before !== null && now < before;
   return below(obs.ecc_errors, device.eccBase) || below(obs.ecc_uncorrectable, device.uncBase);
 }
 
