@@ -188,8 +188,20 @@ function kubeconfigYaml(server: string, caPem: string, user: string, token: stri
   ].join('\n');
 }
 
-/** Starts etcd, kube-apiserver, kube-controller-manager and kwok; resolves once all are ready. */
+/**
+ * Starts etcd, kube-apiserver, kube-controller-manager and kwok; resolves once all are ready.
+ * If any step fails, whatever was already started is stopped again (no leaked processes).
+ */
 export async function startControlPlane(options: StartOptions): Promise<ControlPlaneState> {
+  try {
+    return await startProcesses(options);
+  } catch (error) {
+    await stopControlPlane(options.stateDir).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function startProcesses(options: StartOptions): Promise<ControlPlaneState> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const stateDir = resolve(options.stateDir);
   await stopControlPlane(stateDir).catch(() => undefined);
@@ -222,6 +234,7 @@ export async function startControlPlane(options: StartOptions): Promise<ControlP
   };
   const saveState = (): Promise<void> =>
     writeFile(join(stateDir, 'state.json'), JSON.stringify(state, null, 2));
+  await saveState(); // from here on, stopControlPlane can find and remove everything
 
   // ServiceAccount token signing key.
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
