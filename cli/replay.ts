@@ -12,6 +12,7 @@
  * earlier than T fire (stamped at the deadline), so a snapshot at exactly last_seen + 5 s
  * is in time. Output is sorted by (at, node, npu).
  */
+import { admit, newBootTrack, type BootTrack } from '../core/engine/dedup.js';
 import { createEngine, compareText, type Transition } from '../core/engine/index.js';
 import { fromZodError } from '../core/errors.js';
 import { parseRules, RulesError } from '../core/rules/index.js';
@@ -173,9 +174,16 @@ interface Timed {
 
 function mergeByNode(snapshots: readonly Snapshot[]): Timed[] {
   const highest = new Map<string, number>();
+  // The engine's own admission rule, run ahead: a snapshot it will drop (duplicate, older seq,
+  // old boot) must not move its node's clock, or a stale deadline could fire too early.
+  const admission = new Map<string, BootTrack>();
   const timed = snapshots.map((snapshot, index): Timed => {
     const t = Date.parse(snapshot.collected_at);
-    const time = Math.max(t, highest.get(snapshot.node) ?? t);
+    let track = admission.get(snapshot.node);
+    if (!track) admission.set(snapshot.node, (track = newBootTrack()));
+    const verdict = admit(track, snapshot.boot_id, snapshot.seq);
+    const before = highest.get(snapshot.node) ?? t;
+    const time = verdict === 'next' || verdict === 'new-boot' ? Math.max(t, before) : before;
     highest.set(snapshot.node, time);
     return { snapshot, time, index };
   });

@@ -28,6 +28,18 @@ describe('snapshot contract', () => {
     expect(result.error?.issues[0]?.path).toEqual(['payload', 'family']);
   });
 
+  it.each(['9999-12-31T23:59:59.999-23:59', '1969-12-31T23:59:59Z'])(
+    'rejects collected_at %s, out of range',
+    (at) => {
+      const result = snapshotSchema.safeParse({
+        ...(fixture('snapshot-910b.json') as object),
+        collected_at: at,
+      });
+      expect(result.success).toBe(false);
+      expect(result.error?.issues[0]?.path).toEqual(['collected_at']);
+    },
+  );
+
   it('reads a missing metric as null and keeps explicit nulls', () => {
     const parsed = snapshotSchema.parse({
       schema: 'hdc.health/v1',

@@ -9,6 +9,9 @@
  */
 import { z } from 'zod';
 
+/** Times past this cannot be written back as ISO-8601 (year 10000 in UTC after an offset). */
+const LATEST_TIME = Date.UTC(9999, 0, 1);
+
 /** The only schema identifier this version accepts. */
 export const SNAPSHOT_SCHEMA = 'hdc.health/v1';
 
@@ -137,7 +140,10 @@ export const snapshotSchema = z.object({
   /** New at every start of the agent process; absent in hand-made samples (one anonymous boot). */
   boot_id: z.string().max(128).default(''),
   seq: z.number().int().nonnegative(),
-  collected_at: z.iso.datetime({ offset: true }),
+  collected_at: z.iso.datetime({ offset: true }).refine((text) => {
+    const t = Date.parse(text);
+    return t >= 0 && t < LATEST_TIME;
+  }, 'must be a time between 1970 and 9999'),
   collector: z.string().min(1).max(64),
   cached: z.boolean().default(false),
   payload: payloadSchema,

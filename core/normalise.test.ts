@@ -88,17 +88,30 @@ describe('normalise', () => {
     ]);
   });
 
-  it('keeps keys unique when two chips share a bus id', () => {
-    const devices = normalise(
-      snap({
-        family: '910B',
-        npus: [
-          { npu: 0, chip: 0, pcie: { bus_id: '0000:01:00.0', link: 'up' } },
-          { npu: 0, chip: 1, pcie: { bus_id: '0000:01:00.0', link: 'up' } },
-        ],
-      }),
+  it('keys a chip beyond the first by bus id and chip, whatever the order of the rows', () => {
+    const chip0 = { npu: 0, chip: 0, pcie: { bus_id: '0000:01:00.0', link: 'up' as const } };
+    const chip1 = { npu: 0, chip: 1, pcie: { bus_id: '0000:01:00.0', link: 'up' as const } };
+    const keys = (npus: (typeof chip0)[]): Record<string, string> =>
+      Object.fromEntries(normalise(snap({ family: '910B', npus })).map((d) => [d.id, d.key]));
+    const expected = { npu0: '0000:01:00.0', 'npu0-1': '0000:01:00.0/1' };
+    expect(keys([chip0, chip1])).toEqual(expected);
+    expect(keys([chip1, chip0])).toEqual(expected);
+    // The first chip leaving the listing does not hand its identity to the second.
+    expect(keys([chip1])).toEqual({ 'npu0-1': '0000:01:00.0/1' });
+  });
+
+  it('keeps keys unique even for malformed output that repeats a device', () => {
+    const row = { npu: 2, chip: 0, pcie: { bus_id: '0000:02:00.0', link: 'up' as const } };
+    const keys = normalise(snap({ family: '910B', npus: [row, { ...row, npu: 3 }] })).map((d) => d.key);
+    expect(keys).toEqual(['0000:02:00.0', '0000:02:00.0#npu3']);
+  });
+
+  it('reads an ECC total as unknown when either part is unknown (no fake reset or increase)', () => {
+    const [npu] = normalise(
+      snap({ family: '910B', npus: [{ npu: 0, hbm: { ecc: { single_bit: null, double_bit: 1 } } }] }),
     );
-    expect(devices.map((d) => d.key)).toEqual(['0000:01:00.0', '0000:01:00.0#npu0-1']);
+    expect(npu?.ecc_errors).toBeNull();
+    expect(npu?.ecc_uncorrectable).toBe(1);
   });
 
   it('maps 310P chips: key bus+chip, card power split across chips, chip power preferred, card link', () => {

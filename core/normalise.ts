@@ -52,9 +52,9 @@ export function lowerHealth(health: string): string {
   }
 }
 
+/** The total of two counters; unknown when either part is (a null read as 0 would fake a reset or an increase). */
 function sum(a: number | null, b: number | null): number | null {
-  if (a === null && b === null) return null;
-  return (a ?? 0) + (b ?? 0);
+  return a === null || b === null ? null : a + b;
 }
 
 function fromNpu910(npu: Npu910): DeviceObservation {
@@ -62,7 +62,9 @@ function fromNpu910(npu: Npu910): DeviceObservation {
   const ecc = npu.hbm.ecc;
   return {
     id,
-    key: npu.pcie.bus_id ?? id,
+    // A chip beyond the first (A3) carries its chip number, as a 310P chip does, so that two
+    // chips behind one PCIe function can never swap identities by the order of their rows.
+    key: npu.pcie.bus_id === null ? id : npu.chip > 0 ? `${npu.pcie.bus_id}/${npu.chip}` : npu.pcie.bus_id,
     resource_id: `Ascend910-${npu.phy_id ?? npu.npu}`,
     kind: 'npu',
     model: npu.name,

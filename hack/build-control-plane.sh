@@ -7,9 +7,12 @@
 # Env:   NPU_FAULT_CACHE (default ~/.cache/npu-fault), K8S_VERSION, ETCD_VERSION, KWOK_VERSION
 set -euo pipefail
 
+# The pins are the newest releases whose go.mod (and whose dependencies') a Go 1.24 toolchain
+# accepts: etcd v3.6.10+ and kwok v0.8+ need Go 1.25/1.26. Override them on a newer Go.
+
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
-ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
-KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
+ETCD_VERSION=${ETCD_VERSION:-v3.6.8}
+KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
 CACHE_ROOT=${NPU_FAULT_CACHE:-$HOME/.cache/npu-fault}
 BIN_DIR="$CACHE_ROOT/k8s/$K8S_VERSION-etcd$ETCD_VERSION-kwok$KWOK_VERSION/bin"
 WANTED=(etcd kube-apiserver kube-controller-manager kubectl kwok kwok-stages.yaml)

@@ -113,7 +113,9 @@ function renderDevice(
     kind: device.kind,
     model: device.model,
     status,
-    since: iso(byOverlay ? node.overlaySince : device.since),
+    // Under an overlay the published status began with the change the overlay caused (or a
+    // state change beneath it); otherwise it is the state machine's own state and its start.
+    since: iso(byOverlay ? device.publishedSince : device.since),
     reason: publishedReason(device, node.overlays, table),
     reasons: [...reasonNames(table, device.active), ...overlayNames(node.overlays)],
     signals: reasonNames(table, signals),

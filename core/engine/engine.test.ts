@@ -324,6 +324,14 @@ describe('latched reasons', () => {
     expect(d.changes().at(-1)).toBe('25:npu0:failed>healthy:null');
   });
 
+  it('catches an uncorrectable increase that happened while the agent restarted', () => {
+    const d = new Driver();
+    d.npus(0, [unc(0)]);
+    d.npus(1, [unc(0)]);
+    d.npus(2, [unc(3)], { boot: 'boot-2', seq: 1 });
+    expect(d.changes()).toEqual(['0:npu0:unknown>healthy:null', '2:npu0:healthy>failed:ecc-uncorrectable']);
+  });
+
   it('latches xid-79, does not re-fire a rolling XID list, and ignores unwatched XIDs', () => {
     const d = new Driver();
     const event = { xid: 79, at: isoAt(1) };
@@ -494,6 +502,22 @@ describe('overlays', () => {
       'npu0>degraded',
       'npu1>healthy',
     ]);
+  });
+
+  it('dates an unknown that begins under an overlay from its own change, not the overlay start', () => {
+    const d = new Driver();
+    d.npus(0, [cool(0)]);
+    d.npus(1, [{ npu: 0, link: 'down', power: 0 }]);
+    expect(d.engine.setNodeReady('node-a', false, at(2))).toEqual([]); // failed stays failed
+    expect(d.device('npu0', 2)).toMatchObject({ status: 'failed', since: isoAt(1) });
+    for (let t = 3; t <= 7; t++) d.npus(t, [cool(0)]);
+    // The 5th clean sample (t=7) ends the failure; under the overlay it publishes as unknown.
+    expect(d.changes().at(-1)).toBe('7:npu0:failed>unknown:node-not-ready');
+    expect(d.device('npu0', 8)).toMatchObject({
+      status: 'unknown',
+      since: isoAt(7),
+      reason: 'node-not-ready',
+    });
   });
 
   it('raises collector-error after 10 s of only cached snapshots, which advance no device', () => {

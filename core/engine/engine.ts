@@ -113,7 +113,7 @@ class Engine implements ReloadableEngine {
       overlays &= ~COLLECTOR_ERROR;
       this.#apply(node, normalise(snapshot), at);
     }
-    this.#setOverlays(node, overlays, at);
+    node.overlays = overlays;
     this.#publish(node, at, out);
     return { accepted: true, transitions: out };
   }
@@ -130,7 +130,7 @@ class Engine implements ReloadableEngine {
     const node = this.#node(name);
     const overlays = ready ? node.overlays & ~NODE_NOT_READY : node.overlays | NODE_NOT_READY;
     if (overlays === node.overlays) return [];
-    this.#setOverlays(node, overlays, now);
+    node.overlays = overlays;
     const out: Transition[] = [];
     this.#publish(node, now, out);
     return out;
@@ -250,14 +250,9 @@ class Engine implements ReloadableEngine {
     if (failing < stale) order.reverse();
     for (const [deadline, bit] of order) {
       if (Number.isNaN(deadline) || !due(deadline)) continue;
-      this.#setOverlays(node, node.overlays | bit, deadline);
+      node.overlays |= bit;
       this.#publish(node, deadline, out);
     }
-  }
-
-  #setOverlays(node: NodeState, overlays: number, at: number): void {
-    if (node.overlays === 0 && overlays !== 0) node.overlaySince = at;
-    node.overlays = overlays;
   }
 
   /** Emits a transition for every device whose published status changed. */
@@ -276,6 +271,7 @@ class Engine implements ReloadableEngine {
         reason: publishedReason(device, node.overlays, table),
       });
       device.published = status;
+      device.publishedSince = at;
     }
   }
 }

@@ -16,6 +16,8 @@ export interface DeviceState extends FsmState {
   model: string;
   /** The status last published (reported through transitions). */
   published: DeviceStatus;
+  /** When `published` began (an overlay can change it while the state machine's `since` stands). */
+  publishedSince: number;
   /** The node boot epoch this device's counters belong to. */
   epoch: number;
   /** The node sample number of the device's last sample (to spot devices left out). */
@@ -60,8 +62,6 @@ export interface NodeState {
   cachedSince: number;
   /** Overlay bits (overlays.ts). */
   overlays: number;
-  /** When the overlays last went from none to some. */
-  overlaySince: number;
   devices: Map<string, DeviceState>;
 }
 
@@ -76,7 +76,6 @@ export function newNode(name: string): NodeState {
     lastT: Number.NaN,
     cachedSince: Number.NaN,
     overlays: 0,
-    overlaySince: Number.NaN,
     devices: new Map(),
   };
 }
@@ -91,6 +90,7 @@ export function newDevice(obs: DeviceObservation, t: number, epoch: number): Dev
     kind: obs.kind,
     model: obs.model,
     published: 'unknown',
+    publishedSince: t,
     epoch,
     sampleNo: 0,
     n: 0,
@@ -112,16 +112,13 @@ export function newDevice(obs: DeviceObservation, t: number, epoch: number): Dev
 
 /** A new boot of the agent: new counter baselines, latches cleared (CONTRACT §1, §2.4). */
 export function resetForBoot(device: DeviceState, epoch: number, first: DeviceObservation): void {
-  // Latches clear only on evidence that the driver's counters restarted (CONTRACT §2.4:
-  // "a new boot_id with reset counters"): a restart of the agent alone, such as a DaemonSet
-  // rollout, must not clear a failure that still stands.
-  if (countersReset(device, first)) device.latched = 0;
   device.epoch = epoch;
-  device.eccBase = null;
-  device.uncBase = null;
-  device.eccAt = Number.NEGATIVE_INFINITY;
-  device.uncAt = Number.NEGATIVE_INFINITY;
-  device.xidAt = null;
+  // Latches (and recent events) clear only on evidence that the driver's counters restarted
+  // (CONTRACT §2.4: "a new boot_id with reset counters"): a restart of the agent alone, such
+  // as a DaemonSet rollout, must not clear a failure that still stands. The baselines stay:
+  // a counter below its baseline is a reset (the new baseline), one above it an increase
+  // that happened while the agent restarted, and either is judged by the usual rule.
+  if (countersReset(device, first)) clearEvents(device);
 }
 
 /** True when a cumulative counter of `obs` is below the device's last reading (a reset). */
