@@ -36,9 +36,15 @@ export default tseslint.config(
         'error',
         { name: 'process', message: 'core/ is pure: pass configuration in' },
       ],
+      'no-console': 'error',
       'no-restricted-properties': [
         'error',
         { object: 'Date', property: 'now', message: 'core/ never reads a clock: take now as an argument' },
+        {
+          object: 'Math',
+          property: 'random',
+          message: 'core/ is deterministic: use a seeded generator (core/sim/prng.ts)',
+        },
       ],
     },
   },
