@@ -37,6 +37,13 @@ export default tseslint.config(
         { name: 'process', message: 'core/ is pure: pass configuration in' },
       ],
       'no-console': 'error',
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+          message: 'core/ never reads a clock: take now as an argument',
+        },
+      ],
       'no-restricted-properties': [
         'error',
         { object: 'Date', property: 'now', message: 'core/ never reads a clock: take now as an argument' },
