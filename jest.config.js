@@ -17,6 +17,7 @@ export default {
     {
       ...common,
       displayName: 'unit',
+      setupFiles: ['<rootDir>/test/setup/fast-check.ts'],
       testMatch: [
         '<rootDir>/{contracts,core,platform,cli,agent,functions,controller,consumer,hack}/**/*.test.ts',
       ],
