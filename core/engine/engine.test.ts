@@ -375,12 +375,21 @@ describe('device identity and presence', () => {
     expect(d.device('npu1', 1)).toMatchObject({ temperature_c: null, pcie_link_status: null });
   });
 
-  it('does not call a device missing when a new boot leaves it out', () => {
+  it('calls a device missing when a new boot leaves it out, and forgets it on an operator clear', () => {
     const d = new Driver();
     d.npus(0, [cool(0), cool(1)]);
     d.npus(1, [cool(0)], { boot: 'boot-2', seq: 1 });
+    expect(d.changes()).toEqual([
+      '0:npu0:unknown>healthy:null',
+      '0:npu1:unknown>healthy:null',
+      '1:npu1:healthy>failed:device-missing',
+    ]);
+    expect(d.clear('node-a', 'npu1', 2)).toEqual([]);
     d.npus(2, [cool(0)], { boot: 'boot-2', seq: 2 });
-    expect(d.changes()).toEqual(['0:npu0:unknown>healthy:null', '0:npu1:unknown>healthy:null']);
+    const doc = publishedDocumentSchema.parse(d.engine.document(at(2), { identity: 't', term: 1 }));
+    expect(doc.nodes['node-a']).toBeUndefined();
+    expect(doc.cluster_summary.total).toBe(1);
+    expect(d.engine.deviceCount()).toBe(1);
   });
 
   it('keys GPU state by uuid, so a GPU off the bus does not shift its neighbours', () => {

@@ -146,6 +146,13 @@ class Engine implements ReloadableEngine {
     const { table } = this.#c.sample;
     for (const d of node.devices.values()) {
       if (device !== undefined && d.id !== device && d.key !== device) continue;
+      if ((d.active & table.deviceMissing) !== 0) {
+        // Clearing a missing device forgets it (it was removed on purpose); if the agent
+        // still lists it as installed, its next sample brings it back as missing.
+        node.devices.delete(d.key);
+        this.#devices--;
+        continue;
+      }
       clearEvents(d);
       d.active &= ~(table.events | table.latched);
       if (d.state === 'failed' && d.active === 0) {
@@ -219,8 +226,13 @@ class Engine implements ReloadableEngine {
       this.#step(device, obs, t);
     }
     if (node.devices.size === observations.length) return;
+    // A device this node reported before, now left out, is device-missing: within a boot as
+    // CONTRACT §2.2 says, and also across a new agent boot, because a card that died and no
+    // longer enumerates after a reboot must not stay "healthy" forever. An operator who
+    // really removed it forgets it with a clear.
     for (const device of node.devices.values()) {
-      if (device.sampleNo === sampleNo || device.epoch !== node.epoch) continue;
+      if (device.sampleNo === sampleNo) continue;
+      if (device.epoch !== node.epoch) resetForBoot(device, node.epoch, LEFT_OUT);
       device.sampleNo = sampleNo;
       this.#step(device, LEFT_OUT, t);
     }
