@@ -56,6 +56,23 @@ describe('npu-fault parse', () => {
     });
   });
 
+  it('lets --node name the node of a whole hdc envelope, and reads a JSON file with a BOM', async () => {
+    const envelope = JSON.stringify({
+      schema: 'hdc.health/v1',
+      node: 'from-the-file',
+      seq: 3,
+      collected_at: '2026-11-29T08:00:00Z',
+      collector: 'hdc',
+      payload: { family: 'nvidia', gpus: [{ index: 0, temperature_gpu: 40 }] },
+    });
+    const io = fakeIO({ 'snap.json': `\uFEFF${envelope}` });
+    expect(await parse(['--from', 'hdc', '--node', 'gpu-7', 'snap.json'], io)).toBe(0);
+    expect(JSON.parse(io.out)).toMatchObject({ node: 'gpu-7', seq: 3 });
+    const kept = fakeIO({ 'snap.json': envelope });
+    expect(await parse(['--from', 'hdc', 'snap.json'], kept)).toBe(0);
+    expect(JSON.parse(kept.out)).toMatchObject({ node: 'from-the-file' });
+  });
+
   it('uses --fields for a noheader CSV', async () => {
     const io = fakeIO({ 'gpus.csv': '0, NVIDIA A40, 61\n1, NVIDIA A40, 62\n' });
     expect(

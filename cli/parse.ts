@@ -128,6 +128,8 @@ export const parse: Subcommand = async (args: string[], io: CliIO): Promise<numb
       collector: options.from,
       ...(options.fields ? { fields: options.fields } : {}),
     });
+    // A whole hdc envelope names its node; an explicit --node still has the last word.
+    if (options.node !== undefined) snapshot.node = options.node;
     io.stdout(`${JSON.stringify(snapshot, null, 2)}\n`);
     return 0;
   } catch (error) {

@@ -117,7 +117,8 @@ export function ctimeToIso(text: string): string | null {
 
 /** Splits text into lines without their line ending or trailing blanks (posters add them). */
 export function splitLines(text: string): string[] {
-  return text.split(/\r?\n/).map((line) => line.replace(/\s+$/, ''));
+  // CRLF (Windows) and a lone CR (old Mac, some serial consoles) end lines too.
+  return text.split(/\r\n|\r|\n/).map((line) => line.replace(/\s+$/, ''));
 }
 
 /** The 1-based number of the first non-blank line, for errors about the whole input. */

@@ -105,6 +105,8 @@ export function jsonErrorOffset(text: string): number {
 /** JSON.parse with the error located: a ParseError naming line and column, on one line. */
 export function parseJsonText(text: string): unknown {
   if (text.trim() === '') throw new ParseError('empty input: expected JSON', 1);
+  // A UTF-8 byte-order mark (Windows editors) is not JSON but says nothing wrong about it.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {

@@ -27,6 +27,17 @@ const ROW_1 = [
 const BORDER =
   '+===========================+===============+====================================================+';
 
+describe('a table missing a device row', () => {
+  it('points at the NPU whose second (Chip, Bus-Id) row is missing', () => {
+    const lines = read('npu-smi-910b3-8npu-1.txt').split('\n');
+    expect(lines[16]).toMatch(/0000:82:00\.0/); // NPU 3's second row, line 17
+    lines.splice(16, 1);
+    expect(() => parseNpuSmiTable(lines.join('\n'))).toThrow(
+      /^line 17: NPU row '3 +910B3' has no second row/,
+    );
+  });
+});
+
 describe('parseNpuSmiTable (inline edge cases)', () => {
   it('reads NA and "-" as null, and "100/ 65536" without a space', () => {
     const p = parseNpuSmiTable([...HEAD_910, ...ROW_0, BORDER, ...ROW_1, BORDER].join('\n'));

@@ -229,6 +229,11 @@ function toCards(rows: readonly ChipRow[]): Card310[] {
   return [...cards.values()];
 }
 
+/** A Bus-Id cell (`0000:C1:00.0`), or one the tool could not read. */
+function isBusIdCell(cell: string): boolean {
+  return /^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$/.test(cell) || isNullCell(cell);
+}
+
 /** Collects the data rows after the header, pairing them; stops at the process section. */
 function readRows(lines: readonly string[], start: number): Row[][] {
   const pairs: Row[][] = [];
@@ -243,6 +248,13 @@ function readRows(lines: readonly string[], start: number): Row[][] {
       throw new ParseError(`unexpected text inside the device table: '${trimmed}'`, i + 1);
     const row = { line: i + 1, cells: rowCells(line, i + 1) };
     if (pending) {
+      // The second row of a device carries its Bus-Id (or NA); anything else means the row
+      // is missing, and the error must point at the device that lacks it, not further down.
+      if (!isBusIdCell(row.cells[1] ?? ''))
+        throw new ParseError(
+          `NPU row '${pending.cells[0] ?? ''}' has no second row (Chip, Bus-Id) after it`,
+          pending.line + 1,
+        );
       pairs.push([pending, row]);
       pending = undefined;
     } else pending = row;

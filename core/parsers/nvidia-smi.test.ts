@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import { ParseError } from '../errors.js';
 import { NotSnapshotError, ToolError } from './common.js';
 import {
@@ -10,6 +11,8 @@ import {
   parseNvidiaTable,
   parseNvidiaXml,
 } from './nvidia-smi.js';
+
+const REAL = new URL('../../../shared/fixtures/real/', import.meta.url);
 
 function caught(fn: () => unknown): Error {
   try {
@@ -104,7 +107,46 @@ describe('parseNvidiaCsv', () => {
   });
 
   it('a header without rows is an error, not an empty snapshot', () => {
-    expect(() => parseNvidiaCsv('index, name\n')).toThrow(/no GPU rows/);
+    expect(() => parseNvidiaCsv('index, name, temperature.gpu\n')).toThrow(/no GPU rows/);
+  });
+
+  it('refuses a CSV without any health field (its GPUs would read as off the bus)', () => {
+    const text = readFileSync(new URL('nvidia-smi-query-csv-noheader-7.txt', REAL), 'utf8');
+    const fields = ['index', 'name', 'memory.total', 'memory.used', 'utilization.gpu'];
+    expect(() => parseNvidiaCsv(text, fields)).toThrow(/^line 1: the CSV has no health field/);
+  });
+
+  it('names the line of a value in -q text that is not a number (a decimal comma, say)', () => {
+    const q = [
+      '==============NVSMI LOG==============',
+      'Attached GPUs                             : 1',
+      'GPU 00000000:19:00.0',
+      '    Product Name                          : NVIDIA H100',
+      '    Temperature',
+      '        GPU Current Temp                  : 29,5 C',
+      '    Processes                             : None',
+    ].join('\n');
+    expect(() => parseNvidiaQuery(q)).toThrow(
+      /^line 6: GPU Current Temp: expected a number or NA, found '29,5 C'/,
+    );
+  });
+
+  it('reads a Windows table (TCC/WDDM driver model) with CRLF line ends', () => {
+    const table = [
+      '+-----------------------------------------------------------------------------+',
+      '| NVIDIA-SMI 471.11       Driver Version: 471.11       CUDA Version: 11.4     |',
+      '|-------------------------------+----------------------+----------------------+',
+      '| GPU  Name            TCC/WDDM | Bus-Id        Disp.A | Volatile Uncorr. ECC |',
+      '| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |',
+      '|===============================+======================+======================|',
+      '|   0  NVIDIA GeForce ... WDDM  | 00000000:01:00.0  On |                  N/A |',
+      '| 30%   41C    P8    14W / 250W |    513MiB /  8192MiB |      4%      Default |',
+      '+-------------------------------+----------------------+----------------------+',
+    ].join('\r\n');
+    const { payload } = parseNvidiaTable(table);
+    expect(payload.gpus).toEqual([
+      expect.objectContaining({ index: 0, bus_id: '0000:01:00.0', temperature_gpu: 41, power_draw_w: 14 }),
+    ]);
   });
 });
 

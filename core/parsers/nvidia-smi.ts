@@ -19,6 +19,7 @@ import {
   isNullCell,
   normaliseBusId,
   readNumber,
+  requireNumber,
   splitLines,
 } from './common.js';
 
@@ -189,6 +190,17 @@ function csvTimestamp(text: string | undefined): string | null {
   return Number.isNaN(date.getTime()) ? null : date.toISOString();
 }
 
+/** CSV fields that carry a health metric of the snapshot (at least one must be queried). */
+const HEALTH_FIELDS: readonly string[] = [
+  'temperature.gpu',
+  'power.draw',
+  'power.draw.average',
+  'ecc.errors.corrected.volatile.total',
+  'ecc.errors.uncorrected.volatile.total',
+  'pcie.link.gen.current',
+  'pcie.link.width.current',
+];
+
 /**
  * Parses `nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]`. With a header the
  * columns are mapped by name (units such as ` [W]`, ` %`, ` MiB` stripped; `[N/A]`, `N/A`,
@@ -207,6 +219,14 @@ export function parseNvidiaCsv(text: string, fields: readonly string[] = DEFAULT
     throw new NotSnapshotError(
       '`nvidia-smi --query-compute-apps` (per-process memory)',
       NVIDIA_SMI_EXPECTED,
+      start + 1,
+    );
+  }
+  if (!names.some((name) => HEALTH_FIELDS.includes(name))) {
+    // Without one health column every GPU would read as null metrics, which CONTRACT §1
+    // defines as fallen off the bus: refuse rather than report a healthy node as failed.
+    throw new ParseError(
+      'the CSV has no health field (temperature.gpu, power.draw, ecc.errors.*.volatile.total, pcie.link.*.current): every GPU would read as off the bus',
       start + 1,
     );
   }
@@ -262,16 +282,22 @@ function child(node: QNode | undefined, ...aliases: string[]): QNode | undefined
   return undefined;
 }
 
-/** Follows a path of alias lists; returns the node's value or undefined. */
-function at(node: QNode | undefined, ...path: string[][]): string | undefined {
+/** Follows a path of alias lists to a node. */
+function nodeAt(node: QNode | undefined, ...path: string[][]): QNode | undefined {
   let current = node;
   for (const aliases of path) current = child(current, ...aliases);
-  return current?.value ?? undefined;
+  return current;
 }
 
+/** Follows a path of alias lists; returns the node's value or undefined. */
+function at(node: QNode | undefined, ...path: string[][]): string | undefined {
+  return nodeAt(node, ...path)?.value ?? undefined;
+}
+
+/** A numeric value: absent or NA is null; anything else that is not a number names its line. */
 function numAt(node: QNode | undefined, ...path: string[][]): number | null {
-  const text = at(node, ...path);
-  return text === undefined ? null : (readNumber(text) ?? null);
+  const found = nodeAt(node, ...path);
+  return found?.value == null ? null : requireNumber(found.value, found.key, found.line);
 }
 
 /** Reads `nvidia-smi -q` text into a tree by indentation. */
@@ -350,7 +376,7 @@ function sumCounters(volatile: QNode | undefined, pattern: RegExp): number | nul
   let total: number | null = null;
   for (const node of volatile?.children ?? []) {
     if (!pattern.test(keyOf(node.key))) continue;
-    const value = node.value === null ? null : (readNumber(node.value) ?? null);
+    const value = node.value === null ? null : requireNumber(node.value, node.key, node.line);
     if (value !== null && value >= 0) total = (total ?? 0) + value;
   }
   return total;
@@ -451,7 +477,7 @@ export function parseNvidiaXml(text: string): NvidiaParsed {
 
 /** First row of a GPU block: `|   0  NVIDIA A100-SXM4-80GB   On  |   00000000:27:00.0 Off |  0 |`. */
 const TABLE_GPU_ROW =
-  /^\|\s*(\d+)\s+(.+?)\s+(On|Off)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s+\S+\s*\|\s*(.*?)\s*\|$/;
+  /^\|\s*(\d+)\s+(.+?)\s+(On|Off|TCC|WDDM)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s+\S+\s*\|\s*(.*?)\s*\|$/;
 /** Second row: `| N/A   49C    P0   114W /  400W |   72297MiB /  81920MiB |  11%  Default |`. */
 const TABLE_METRIC_ROW = /^\|\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*\/\s*(\S+)\s*\|/;
 
@@ -477,8 +503,8 @@ export function parseNvidiaTable(text: string): NvidiaParsed {
     gpu.name = row[2] ?? '';
     gpu.bus_id = normaliseBusId(row[4] ?? '');
     gpu.ecc_uncorrected_volatile = asCounter(readNumber(row[5] ?? '') ?? null);
-    gpu.temperature_gpu = readNumber(metrics[2] ?? '') ?? null;
-    gpu.power_draw_w = readNumber(metrics[4] ?? '') ?? null;
+    gpu.temperature_gpu = requireNumber(metrics[2] ?? '', 'temperature', i + 2);
+    gpu.power_draw_w = requireNumber(metrics[4] ?? '', 'power draw', i + 2);
     gpus.push(gpu);
     i++;
   }
