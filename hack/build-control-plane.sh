@@ -13,7 +13,7 @@ set -euo pipefail
 K8S_VERSION=${K8S_VERSION:-v1.34.4}
 ETCD_VERSION=${ETCD_VERSION:-v3.6.8}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
-CACHE_ROOT=${NPU_FAULT_CACHE:-$HOME/.cache/npu-fault}
+CACHE_ROOT=${NPU_FAULT_CACHE:-${XDG_CACHE_HOME:-${HOME:?set HOME or NPU_FAULT_CACHE}/.cache}/npu-fault}
 BIN_DIR="$CACHE_ROOT/k8s/$K8S_VERSION-etcd$ETCD_VERSION-kwok$KWOK_VERSION/bin"
 WANTED=(etcd kube-apiserver kube-controller-manager kubectl kwok kwok-stages.yaml)
 

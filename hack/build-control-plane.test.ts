@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,7 @@ describe('build-control-plane.sh', () => {
       env: { PATH: '/usr/bin:/bin', HOME: cache, NPU_FAULT_CACHE: cache },
       encoding: 'utf8',
     });
+    rmSync(cache, { recursive: true, force: true });
     expect(result.status).toBe(3);
     expect(result.stderr).toMatch(/Go is not installed/);
     expect(result.stderr).toMatch(/Go >= 1\.24/);

@@ -15,7 +15,7 @@ async function main(command: string | undefined): Promise<number> {
   switch (command) {
     case 'up': {
       const started = Date.now();
-      const state = await startControlPlane({ stateDir });
+      const state = await startControlPlane({ stateDir, detached: true });
       process.stdout.write(
         `control plane up in ${((Date.now() - started) / 1000).toFixed(1)}s\n` +
           `export KUBECONFIG=${state.kubeconfig}\n` +

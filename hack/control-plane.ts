@@ -17,7 +17,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statfsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile, open } from 'node:fs/promises';
 import { request } from 'node:https';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
@@ -42,11 +42,18 @@ export interface ControlPlaneState {
   pids: Record<string, number>;
   ports: Record<string, number>;
   binDir: string;
+  /** The process that started the plane (a test run whose owner is gone is a leftover). */
+  ownerPid: number;
 }
 
 export interface StartOptions {
   /** Where certs, tokens, logs and the kubeconfig go; created if missing. */
   stateDir: string;
+  /**
+   * Start the processes in their own process groups, so they outlive this process
+   * (`npm run cluster:up`). Tests leave it false: a Ctrl-C then reaches them too.
+   */
+  detached?: boolean;
   /** Progress lines (stderr by default). */
   log?: (line: string) => void;
   /** Give up waiting for readiness after this long. */
@@ -92,13 +99,27 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function spawnLogged(binary: string, args: string[], logFile: string): Promise<number> {
+async function spawnLogged(
+  binary: string,
+  args: string[],
+  logFile: string,
+  detached: boolean,
+): Promise<number> {
   const handle = await open(logFile, 'a');
-  const child = spawn(binary, args, { detached: true, stdio: ['ignore', handle.fd, handle.fd] });
+  const child = spawn(binary, args, { detached, stdio: ['ignore', handle.fd, handle.fd] });
   child.unref();
   await handle.close();
   if (child.pid === undefined) throw new Error(`could not start ${binary}`);
   return child.pid;
+}
+
+function hasRoom(dir: string, bytes: number): boolean {
+  try {
+    const fs = statfsSync(dir);
+    return fs.bavail * fs.bsize >= bytes;
+  } catch {
+    return false;
+  }
 }
 
 function isAlive(pid: number): boolean {
@@ -193,16 +214,22 @@ function kubeconfigYaml(server: string, caPem: string, user: string, token: stri
  * If any step fails, whatever was already started is stopped again (no leaked processes).
  */
 export async function startControlPlane(options: StartOptions): Promise<ControlPlaneState> {
-  try {
-    return await startProcesses(options);
-  } catch (error) {
-    await stopControlPlane(options.stateDir).catch(() => undefined);
-    throw error;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startProcesses(options);
+    } catch (error) {
+      await stopControlPlane(options.stateDir).catch(() => undefined);
+      // Free ports are picked before the processes bind them; another process may take one
+      // in between. That is worth another try with fresh ports, anything else is not.
+      const portTaken = error instanceof Error && /address already in use/i.test(error.message);
+      if (!portTaken || attempt >= 3) throw error;
+    }
   }
 }
 
 async function startProcesses(options: StartOptions): Promise<ControlPlaneState> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const detached = options.detached ?? false;
   const stateDir = resolve(options.stateDir);
   await stopControlPlane(stateDir).catch(() => undefined);
   const binDir = await buildControlPlane(log);
@@ -211,8 +238,9 @@ async function startProcesses(options: StartOptions): Promise<ControlPlaneState>
   await mkdir(join(stateDir, 'logs'), { recursive: true });
   await mkdir(join(stateDir, 'certs'), { recursive: true });
 
-  // etcd keeps its data on tmpfs when there is one; it is thrown away at `down` anyway.
-  const shm = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+  // etcd keeps its data on tmpfs when there is room (a container's default /dev/shm is only
+  // 64 MiB); it is thrown away at `down` anyway.
+  const shm = hasRoom('/dev/shm', 1024 * 1024 * 1024) ? '/dev/shm' : tmpdir();
   const etcdDataDir = await mkdtemp(join(shm, 'npu-fault-etcd-'));
   const ports = {
     etcd: await freePort(),
@@ -231,6 +259,7 @@ async function startProcesses(options: StartOptions): Promise<ControlPlaneState>
     pids,
     ports,
     binDir,
+    ownerPid: process.pid,
   };
   const saveState = (): Promise<void> =>
     writeFile(join(stateDir, 'state.json'), JSON.stringify(state, null, 2));
@@ -265,6 +294,7 @@ async function startProcesses(options: StartOptions): Promise<ControlPlaneState>
       '--quota-backend-bytes=4294967296',
     ],
     logOf('etcd'),
+    detached,
   );
   await saveState();
   await waitFor(
@@ -300,6 +330,7 @@ async function startProcesses(options: StartOptions): Promise<ControlPlaneState>
       '--enable-priority-and-fairness=false',
     ],
     logOf('kube-apiserver'),
+    detached,
   );
   await saveState();
   await waitFor(
@@ -342,6 +373,7 @@ async function startProcesses(options: StartOptions): Promise<ControlPlaneState>
       '--concurrent-gc-syncs=5',
     ],
     logOf('kube-controller-manager'),
+    detached,
   );
   await saveState();
   await waitFor(
@@ -370,6 +402,7 @@ async function startProcesses(options: StartOptions): Promise<ControlPlaneState>
       '--node-ip=127.0.0.1',
     ],
     logOf('kwok'),
+    detached,
   );
   await saveState();
   await waitFor(
@@ -386,6 +419,12 @@ async function startProcesses(options: StartOptions): Promise<ControlPlaneState>
   return state;
 }
 
+/** True when the plane in `stateDir` was started by a process that no longer runs. */
+export async function isOrphaned(stateDir: string): Promise<boolean> {
+  const state = await readControlPlaneState(stateDir).catch(() => undefined);
+  return state !== undefined && !isAlive(state.ownerPid);
+}
+
 /** Reads the state a running control plane left in `stateDir`, or undefined. */
 export async function readControlPlaneState(stateDir: string): Promise<ControlPlaneState | undefined> {
   const file = join(resolve(stateDir), 'state.json');
@@ -398,9 +437,9 @@ export async function stopControlPlane(stateDir: string): Promise<void> {
   const state = await readControlPlaneState(stateDir);
   if (state) {
     // Reverse start order: clients first, etcd last.
-    for (const name of ['kwok', 'kcm', 'apiserver', 'etcd']) {
+    for (const name of STOP_ORDER) {
       const pid = state.pids[name];
-      if (pid === undefined || !isAlive(pid)) continue;
+      if (pid === undefined || !isOurs(pid, state)) continue;
       process.kill(pid, 'SIGTERM');
       const until = Date.now() + 10_000;
       while (isAlive(pid) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
@@ -409,6 +448,41 @@ export async function stopControlPlane(stateDir: string): Promise<void> {
     await rm(state.etcdDataDir, { recursive: true, force: true });
   }
   await rm(resolve(stateDir), { recursive: true, force: true });
+}
+
+const STOP_ORDER = ['kwok', 'kcm', 'apiserver', 'etcd'];
+
+/**
+ * True when `pid` is still one of this control plane's processes. A stale state.json (after
+ * a reboot, or a run killed without teardown) may name pids that now belong to something
+ * else, which must never be signalled.
+ */
+function isOurs(pid: number, state: ControlPlaneState): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(state.binDir + '/');
+  } catch {
+    return false; // gone (or no /proc): nothing to stop
+  }
+}
+
+/**
+ * Last-resort cleanup for a process that is exiting (a Ctrl-C or SIGTERM of the test
+ * runner, when no async teardown can run): SIGKILLs the control plane of `stateDir` and
+ * removes its state, synchronously.
+ */
+export function killControlPlaneSync(stateDir: string): void {
+  let state: ControlPlaneState;
+  try {
+    state = JSON.parse(readFileSync(join(resolve(stateDir), 'state.json'), 'utf8')) as ControlPlaneState;
+  } catch {
+    return;
+  }
+  for (const name of STOP_ORDER) {
+    const pid = state.pids[name];
+    if (pid !== undefined && isOurs(pid, state)) process.kill(pid, 'SIGKILL');
+  }
+  rmSync(state.etcdDataDir, { recursive: true, force: true });
+  rmSync(resolve(stateDir), { recursive: true, force: true });
 }
 
 /** Runs the cached kubectl against the control plane (for `kubectl kustomize` and dry runs). */

@@ -38,25 +38,34 @@ describe('k8s/ manifests', () => {
       }
     }
     // Namespaced objects can only be dry-run into a namespace that exists.
+    // If this test creates it, it labels it as a test namespace and deletes it afterwards.
     const core = adminKubeConfig().makeApiClient(k8s.CoreV1Api);
-    await core
-      .createNamespace({ body: { metadata: { name: 'ai-infra' } } })
-      .catch((error: { code?: number }) => {
-        if (error.code !== 409) throw error;
-      });
-    const out = await kubectl(
-      ['apply', '--dry-run=server', '--server-side', '--field-manager=npu-fault-test', '-f', '-'],
-      rendered,
-    );
-    for (const object of objects) {
-      expect(out).toContain(`${object.metadata?.name}`);
+    const created = await core
+      .createNamespace({ body: { metadata: { name: 'ai-infra', labels: { 'npu-fault.io/test': 'true' } } } })
+      .then(
+        () => true,
+        (error: { code?: number }) => {
+          if (error.code !== 409) throw error;
+          return false;
+        },
+      );
+    try {
+      const out = await kubectl(
+        ['apply', '--dry-run=server', '--server-side', '--field-manager=npu-fault-test', '-f', '-'],
+        rendered,
+      );
+      for (const object of objects) {
+        expect(out).toContain(`${object.metadata?.name}`);
+      }
+      expect(out).toMatch(/serverside-applied \(server dry run\)/);
+    } finally {
+      if (created) await core.deleteNamespace({ name: 'ai-infra' });
     }
-    expect(out).toMatch(/serverside-applied \(server dry run\)/);
   });
 
   it('are rejected by the dry run when invalid (the check has teeth)', async () => {
     const broken =
-      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\n  namespace: ai-infra\n';
+      'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_A_Valid_Name\n  namespace: default\n';
     await expect(kubectl(['apply', '--dry-run=server', '-f', '-'], broken)).rejects.toThrow(/Invalid value/);
   });
 });

@@ -106,6 +106,9 @@ export async function watchUntil<T extends k8s.KubernetesObject>(
   const watch = new k8s.Watch(kc);
   const timeoutMs = options.timeoutMs ?? 60_000;
   let last: T | undefined;
+  // The newest resourceVersion seen: a watch that ends early (client-node closes one that saw
+  // no event for 30 s; the server closes long ones) resumes from it, missing nothing.
+  let resumeFrom = options.resourceVersion;
   return await new Promise<T>((resolve, reject) => {
     let request: AbortController | undefined;
     let settled = false;
@@ -126,30 +129,34 @@ export async function watchUntil<T extends k8s.KubernetesObject>(
         ),
       timeoutMs,
     );
-    const query: Record<string, string> = {};
-    if (options.fieldSelector) query.fieldSelector = options.fieldSelector;
-    if (options.labelSelector) query.labelSelector = options.labelSelector;
-    if (options.resourceVersion) query.resourceVersion = options.resourceVersion;
-    watch
-      .watch(
-        path,
-        query,
-        (type: string, object: T) => {
-          last = object;
-          if (predicate(object, type)) finish(undefined, object);
-        },
-        (error?: unknown) => {
-          if (!settled)
-            finish(
-              new Error(`watch of ${path} ended before the condition held: ${String(error ?? 'closed')}`),
-            );
-        },
-      )
-      .then((controller) => {
-        request = controller;
-        if (settled) controller.abort();
-      })
-      .catch((error: unknown) => finish(error instanceof Error ? error : new Error(String(error))));
+    const start = (): void => {
+      const query: Record<string, string> = {};
+      if (options.fieldSelector) query.fieldSelector = options.fieldSelector;
+      if (options.labelSelector) query.labelSelector = options.labelSelector;
+      if (resumeFrom) query.resourceVersion = resumeFrom;
+      watch
+        .watch(
+          path,
+          query,
+          (type: string, object: T) => {
+            last = object;
+            resumeFrom = object.metadata?.resourceVersion ?? resumeFrom;
+            if (predicate(object, type)) finish(undefined, object);
+          },
+          (error?: unknown) => {
+            if (settled) return;
+            // 410 Gone: the resume point was compacted away; nothing here can recover it.
+            if (String(error).includes('410')) finish(new Error(`watch of ${path} expired (410 Gone)`));
+            else setTimeout(start, 200).unref(); // a pause, so a failing connection cannot spin
+          },
+        )
+        .then((controller) => {
+          request = controller;
+          if (settled) controller.abort();
+        })
+        .catch((error: unknown) => finish(error instanceof Error ? error : new Error(String(error))));
+    };
+    start();
   });
 }
 

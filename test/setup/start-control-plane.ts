@@ -6,10 +6,42 @@
  * Set NPU_FAULT_USE_EXISTING_CLUSTER=true to run against the cluster of $KUBECONFIG instead
  * (it must grant cluster-admin; test namespaces are created and deleted there).
  */
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildControlPlane, startControlPlane } from '../../hack/control-plane.js';
+import {
+  buildControlPlane,
+  isOrphaned,
+  killControlPlaneSync,
+  startControlPlane,
+  stopControlPlane,
+} from '../../hack/control-plane.js';
+
+const PREFIX = 'npu-fault-test-plane-';
+
+/** Stops control planes that earlier runs left behind (a run killed before its teardown). */
+async function removeLeftovers(): Promise<void> {
+  for (const entry of await readdir(tmpdir())) {
+    const dir = join(tmpdir(), entry);
+    // Only orphans: another test run on this machine may own a plane that is still in use.
+    if (entry.startsWith(PREFIX) && (await isOrphaned(dir)))
+      await stopControlPlane(dir).catch(() => undefined);
+  }
+}
+
+/**
+ * Jest runs no teardown when it is interrupted; kill the plane synchronously on the way out
+ * so no etcd keeps holding tmpfs memory. The normal path is the async global teardown.
+ */
+function cleanUpOnExit(stateDir: string): void {
+  process.once('exit', () => killControlPlaneSync(stateDir));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      killControlPlaneSync(stateDir);
+      process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
+    });
+  }
+}
 
 export default async function globalSetup(): Promise<void> {
   if (process.env.NPU_FAULT_USE_EXISTING_CLUSTER === 'true') {
@@ -19,7 +51,9 @@ export default async function globalSetup(): Promise<void> {
     process.env.NPU_FAULT_TEST_BIN_DIR = await buildControlPlane((l) => process.stderr.write(`${l}\n`));
     return;
   }
-  const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-test-plane-'));
+  await removeLeftovers();
+  const stateDir = await mkdtemp(join(tmpdir(), PREFIX));
+  cleanUpOnExit(stateDir);
   const started = Date.now();
   const state = await startControlPlane({ stateDir, log: (l) => process.stderr.write(`${l}\n`) });
   process.stderr.write(`[control-plane] up in ${((Date.now() - started) / 1000).toFixed(1)}s\n`);
