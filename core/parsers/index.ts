@@ -13,6 +13,7 @@ import { parseNvidiaSmi } from './nvidia-smi.js';
 export { NotSnapshotError, ToolError, normaliseBusId } from './common.js';
 export { parseHdcJson, parseJsonText, HDC_EXPECTED } from './hdc.js';
 export { attachXidEvents, parseXidEvents, XID_FALLEN_OFF_BUS, type XidEvent } from './kmsg-xid.js';
+export { mergeNpuSmiDetails, UnknownDeviceError, type NpuSmiDetail } from './npu-smi-merge.js';
 export {
   parseNpuSmiInfo,
   parseNpuSmiMapping,
