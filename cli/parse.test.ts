@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { snapshotSchema } from '../contracts/snapshot.js';
 import type { CliIO } from './io.js';
 import { nodeNameFromFile, parse } from './parse.js';
+import { REAL_FIXTURES_DIR } from '../test/fixtures.js';
 
-const REAL = fileURLToPath(new URL('../../shared/fixtures/real/', import.meta.url));
+const REAL = REAL_FIXTURES_DIR;
 
 /** A CliIO over an in-memory file table (real fixtures read from disk by path). */
 function fakeIO(files: Record<string, string> = {}): CliIO & { out: string; err: string } {

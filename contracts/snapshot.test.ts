@@ -1,9 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
 import { snapshotSchema } from './snapshot.js';
+import { readSharedJson } from '../test/fixtures.js';
 
-const fixture = (name: string): unknown =>
-  JSON.parse(readFileSync(new URL(`../../shared/fixtures/${name}`, import.meta.url), 'utf8'));
+const fixture = readSharedJson;
 
 describe('snapshot contract', () => {
   it.each(['snapshot-910b.json', 'snapshot-310p.json', 'snapshot-nvidia.json'])('accepts %s', (name) => {

@@ -1,13 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
 import { deviceObservationSchema } from '../contracts/device.js';
 import { snapshotSchema, type Snapshot } from '../contracts/snapshot.js';
+import { readSharedJson } from '../test/fixtures.js';
 import { lowerHealth, normalise } from './normalise.js';
 
-const fixture = (name: string): Snapshot =>
-  snapshotSchema.parse(
-    JSON.parse(readFileSync(new URL(`../../shared/fixtures/${name}`, import.meta.url), 'utf8')),
-  );
+const fixture = (name: string): Snapshot => snapshotSchema.parse(readSharedJson(name));
 
 const envelope = {
   schema: 'hdc.health/v1',

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { ParseError, ValidationError } from '../errors.js';
 import { NotSnapshotError } from './common.js';
 import { parseHdcJson, parseJsonText } from './hdc.js';
+import { SHARED_FIXTURES_DIR } from '../../test/fixtures.js';
 
-const FIXTURES = fileURLToPath(new URL('../../../shared/fixtures/', import.meta.url));
+const FIXTURES = SHARED_FIXTURES_DIR;
 const DEFAULTS = {
   node: 'n1',
   collectedAt: '2026-01-01T00:00:00.000Z',

@@ -1,16 +1,16 @@
 // Every real tool output in shared/fixtures/real/ (read in place, never copied) either becomes
 // a valid snapshot with the device count its name promises, or fails with the expected one-line
 // error. A new file there without an entry below fails the test, so nothing is left unjudged.
-import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { snapshotSchema, type Snapshot } from '../../contracts/snapshot.js';
 import { ParseError } from '../errors.js';
 import { NotSnapshotError, ToolError } from './common.js';
 import { parseToolOutput, parseXidEvents, type ToolSource } from './index.js';
+import { REAL_FIXTURES_DIR, readRealFixture } from '../../test/fixtures.js';
 
-const REAL = fileURLToPath(new URL('../../../shared/fixtures/real/', import.meta.url));
-const read = (name: string): string => readFileSync(REAL + name, 'utf8');
+const REAL = REAL_FIXTURES_DIR;
+const read = readRealFixture;
 const OPTIONS = {
   node: 'node-1',
   collectedAt: '2026-01-02T03:04:05.000Z',

@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import type { Gpu } from '../../contracts/snapshot.js';
 import { attachXidEvents, lineTimestamp, parseXidEvents } from './kmsg-xid.js';
 import { emptyGpu } from './nvidia-smi.js';
+import { readRealFixture } from '../../test/fixtures.js';
 
-const REAL = fileURLToPath(new URL('../../../shared/fixtures/real/', import.meta.url));
-const read = (name: string): string => readFileSync(REAL + name, 'utf8');
+const read = readRealFixture;
 
 describe('lineTimestamp', () => {
   it.each([

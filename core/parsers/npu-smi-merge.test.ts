@@ -1,12 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
 import { snapshotSchema } from '../../contracts/snapshot.js';
 import { normalise } from '../normalise.js';
 import { parseNpuSmiInfo, parseNpuSmiTable } from './npu-smi.js';
 import { mergeNpuSmiDetails, UnknownDeviceError } from './npu-smi-merge.js';
+import { readRealFixture } from '../../test/fixtures.js';
 
-const REAL = new URL('../../../shared/fixtures/real/', import.meta.url);
-const read = (name: string): string => readFileSync(new URL(name, REAL), 'utf8');
+const read = readRealFixture;
 const envelope = (payload: unknown): unknown => ({
   schema: 'hdc.health/v1',
   node: 'n1',

@@ -1,12 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import { ParseError } from '../errors.js';
 import { ToolError } from './common.js';
 import { parseNpuSmiInfo, parseNpuSmiMapping, parseNpuSmiTable } from './npu-smi.js';
+import { readRealFixture } from '../../test/fixtures.js';
 
-const REAL = fileURLToPath(new URL('../../../shared/fixtures/real/', import.meta.url));
-const read = (name: string): string => readFileSync(REAL + name, 'utf8');
+const read = readRealFixture;
 
 const HEAD_910 = [
   '+------------------------------------------------------------------------------------------------+',

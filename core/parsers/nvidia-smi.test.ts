@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
 import { ParseError } from '../errors.js';
 import { NotSnapshotError, ToolError } from './common.js';
 import {
@@ -11,8 +10,7 @@ import {
   parseNvidiaTable,
   parseNvidiaXml,
 } from './nvidia-smi.js';
-
-const REAL = new URL('../../../shared/fixtures/real/', import.meta.url);
+import { readRealFixture } from '../../test/fixtures.js';
 
 function caught(fn: () => unknown): Error {
   try {
@@ -111,7 +109,7 @@ describe('parseNvidiaCsv', () => {
   });
 
   it('refuses a CSV without any health field (its GPUs would read as off the bus)', () => {
-    const text = readFileSync(new URL('nvidia-smi-query-csv-noheader-7.txt', REAL), 'utf8');
+    const text = readRealFixture('nvidia-smi-query-csv-noheader-7.txt');
     const fields = ['index', 'name', 'memory.total', 'memory.used', 'utilization.gpu'];
     expect(() => parseNvidiaCsv(text, fields)).toThrow(/^line 1: the CSV has no health field/);
   });

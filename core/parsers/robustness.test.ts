@@ -6,13 +6,12 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readdirSync } from 'node:fs';
 import { snapshotSchema } from '../../contracts/snapshot.js';
 import { NpuFaultError } from '../errors.js';
 import { parseToolOutput, parseXidEvents, type ToolSource } from './index.js';
+import { REAL_FIXTURES_DIR, readRealFixture } from '../../test/fixtures.js';
 
-const REAL = fileURLToPath(new URL('../../../shared/fixtures/real/', import.meta.url));
 const OPTIONS = {
   node: 'fuzz-node',
   collectedAt: '2026-11-29T08:00:00.000Z',
@@ -28,10 +27,10 @@ function sourceOf(name: string): ToolSource | 'kmsg' {
   return 'hdc';
 }
 
-const samples = readdirSync(REAL)
+const samples = readdirSync(REAL_FIXTURES_DIR)
   .filter((name) => name !== 'SOURCES.md')
   .sort()
-  .map((name) => ({ name, from: sourceOf(name), text: readFileSync(REAL + name, 'utf8') }));
+  .map((name) => ({ name, from: sourceOf(name), text: readRealFixture(name) }));
 
 /** Runs one parse and classifies the outcome; anything but ok or our own error fails the property. */
 function outcome(from: ToolSource | 'kmsg', text: string): 'ok' | 'error' {
