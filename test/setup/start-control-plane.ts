@@ -7,7 +7,7 @@
  * (it must grant cluster-admin; test namespaces are created and deleted there).
  */
 import { mkdtemp, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   buildControlPlane,
@@ -38,7 +38,7 @@ function cleanUpOnExit(stateDir: string): void {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => {
       killControlPlaneSync(stateDir);
-      process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
+      process.exit(128 + constants.signals[signal]);
     });
   }
 }
