@@ -3,7 +3,6 @@
  * is loaded only when called, so `npu-fault parse` does not pay for the controller's imports.
  */
 import { readFile } from 'node:fs/promises';
-import { NpuFaultError } from '../core/errors.js';
 import { EXIT_DATA, EXIT_NOT_IMPLEMENTED, EXIT_USAGE, type CliIO, type Subcommand } from './io.js';
 
 interface CommandEntry {
@@ -103,6 +102,6 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     // A subcommand reports its own errors; this is the last guard against a stack trace.
     const message = error instanceof Error ? error.message : String(error);
     io.stderr(`npu-fault ${name}: ${message.split('\n')[0]}\n`);
-    return error instanceof NpuFaultError ? EXIT_DATA : EXIT_DATA;
+    return EXIT_DATA;
   }
 }
