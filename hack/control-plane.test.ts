@@ -1,7 +1,8 @@
-import { describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isOrphaned, killControlPlaneSync, stopControlPlane } from './control-plane.js';
@@ -15,19 +16,36 @@ function alive(pid: number): boolean {
   }
 }
 
-/** A state directory whose state.json names `pid` as its etcd (as a stale file would). */
-async function staleState(pid: number, ownerPid: number): Promise<string> {
+/** A state directory whose state.json names `pids` as its processes and `binDir` as their home. */
+async function stateNaming(pids: Record<string, number>, ownerPid: number, binDir: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'npu-fault-stale-'));
-  const state = {
-    stateDir: dir,
-    binDir: '/nonexistent/npu-fault/bin',
-    etcdDataDir: join(dir, 'etcd-data'),
-    pids: { etcd: pid },
-    ports: {},
-    ownerPid,
-  };
+  const etcdDataDir = join(dir, 'etcd-data');
+  await mkdir(etcdDataDir);
+  const state = { stateDir: dir, binDir, etcdDataDir, pids, ports: {}, ownerPid };
   await writeFile(join(dir, 'state.json'), JSON.stringify(state));
   return dir;
+}
+
+/** A state directory whose state.json names `pid` as its etcd (as a stale file would). */
+function staleState(pid: number, ownerPid: number): Promise<string> {
+  return stateNaming({ etcd: pid }, ownerPid, '/nonexistent/npu-fault/bin');
+}
+
+const binDirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(binDirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** A bin dir with `sleep` in it, so a process started from it counts as one of the plane's. */
+async function binDirWithSleep(): Promise<string> {
+  const binDir = await mkdtemp(join(tmpdir(), 'npu-fault-bin-'));
+  binDirs.push(binDir);
+  await symlink('/usr/bin/sleep', join(binDir, 'sleep'));
+  return binDir;
+}
+
+function sleepFrom(binDir: string): ChildProcess {
+  return spawn(join(binDir, 'sleep'), ['30'], { stdio: 'ignore' });
 }
 
 describe('stopping a control plane from a stale state file', () => {
@@ -56,5 +74,37 @@ describe('stopping a control plane from a stale state file', () => {
     expect(await isOrphaned(orphan)).toBe(true);
     await stopControlPlane(mine);
     await stopControlPlane(orphan);
+  });
+});
+
+describe('stopping a control plane whose processes run', () => {
+  it('terminates every recorded process started from its bin dir and removes its state and etcd data', async () => {
+    const binDir = await binDirWithSleep();
+    const children = [sleepFrom(binDir), sleepFrom(binDir)];
+    const exits = children.map((child) => once(child, 'exit'));
+    const dir = await stateNaming(
+      { etcd: children[0]?.pid ?? 0, kwok: children[1]?.pid ?? 0 },
+      process.pid,
+      binDir,
+    );
+
+    await stopControlPlane(dir);
+
+    // A graceful stop: SIGTERM, not the SIGKILL that follows only a process that ignores it.
+    expect((await Promise.all(exits)).map(([, signal]) => signal)).toEqual(['SIGTERM', 'SIGTERM']);
+    expect(existsSync(join(dir, 'etcd-data'))).toBe(false);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('SIGKILLs them synchronously from an exit handler', async () => {
+    const binDir = await binDirWithSleep();
+    const child = sleepFrom(binDir);
+    const exit = once(child, 'exit');
+    const dir = await stateNaming({ etcd: child.pid ?? 0 }, process.pid, binDir);
+
+    killControlPlaneSync(dir);
+
+    expect(existsSync(dir)).toBe(false);
+    expect((await exit)[1]).toBe('SIGKILL');
   });
 });

@@ -1,0 +1,69 @@
+import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { COMPONENTS, type ComponentSpec, type Plane } from './components.js';
+import { planePaths, type ControlPlaneState } from './state.js';
+
+const paths = planePaths('/run/plane');
+const state: ControlPlaneState = {
+  stateDir: paths.stateDir,
+  kubeconfig: paths.adminKubeconfig,
+  server: 'https://127.0.0.1:30002',
+  adminToken: 'admin-token',
+  caPem: '',
+  etcdDataDir: '/dev/shm/npu-fault-etcd-x',
+  pids: {},
+  ports: { etcd: 30000, etcdPeer: 30001, apiserver: 30002, kwok: 30003 },
+  binDir: '/cache/bin',
+  ownerPid: 1,
+};
+const plane: Plane = { state, paths, tokens: { admin: 'admin-token', controllerManager: 'kcm-token' } };
+
+function component(name: string): ComponentSpec {
+  const found = COMPONENTS.find((c) => c.name === name);
+  if (!found) throw new Error(`no component ${name}`);
+  return found;
+}
+
+/** The value of `--flag=value` in `name`'s arguments. */
+function flag(name: string, flagName: string): string | undefined {
+  const prefix = `--${flagName}=`;
+  return component(name)
+    .args(plane)
+    .find((arg) => arg.startsWith(prefix))
+    ?.slice(prefix.length);
+}
+
+describe('the component table', () => {
+  it('starts exactly the servers build-control-plane.sh builds, each after what it depends on', () => {
+    const script = readFileSync(new URL('../build-control-plane.sh', import.meta.url), 'utf8');
+    const built = /^WANTED=\(([^)]*)\)/m.exec(script)?.[1]?.split(/\s+/) ?? [];
+    const servers = built.filter((name) => name !== 'kubectl' && !name.endsWith('.yaml'));
+
+    expect(COMPONENTS.map((c) => c.name)).toEqual([
+      'etcd',
+      'kube-apiserver',
+      'kube-controller-manager',
+      'kwok',
+    ]);
+    expect([...servers].sort()).toEqual(COMPONENTS.map((c) => c.name).sort());
+  });
+
+  it('points every client at the address or file its server uses', () => {
+    expect(flag('kube-apiserver', 'etcd-servers')).toBe(flag('etcd', 'advertise-client-urls'));
+    expect(flag('etcd', 'listen-client-urls')).toBe(`http://127.0.0.1:${state.ports.etcd}`);
+    expect(flag('kube-apiserver', 'secure-port')).toBe(String(state.ports.apiserver));
+    expect(flag('kube-controller-manager', 'kubeconfig')).toBe(paths.controllerManagerKubeconfig);
+    expect(flag('kube-controller-manager', 'service-account-private-key-file')).toBe(
+      flag('kube-apiserver', 'service-account-signing-key-file'),
+    );
+    expect(flag('kube-controller-manager', 'root-ca-file')).toBe(paths.apiserverCert);
+    expect(paths.apiserverCert.startsWith(`${flag('kube-apiserver', 'cert-dir')}/`)).toBe(true);
+    expect(flag('kwok', 'kubeconfig')).toBe(state.kubeconfig);
+    expect(flag('kwok', 'server-address')).toBe(`127.0.0.1:${state.ports.kwok}`);
+  });
+
+  it("keeps etcd's data where the plane put it, and says where (a failed start's test finds it there)", () => {
+    expect(flag('etcd', 'data-dir')).toBe(state.etcdDataDir);
+    expect(component('etcd').announce(plane)).toContain(`(data ${state.etcdDataDir})`);
+  });
+});
