@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_FAULT_CODES, DEFAULT_RULES, rulesSchema } from './rules.js';
+import { DEFAULT_FAULT_CODES, DEFAULT_RULES, canonicalFaultCode, rulesSchema } from './rules.js';
 
 describe('rules contract defaults (CONTRACT §2)', () => {
   it('declares every default of the contract', () => {
@@ -41,5 +41,25 @@ describe('rules contract defaults (CONTRACT §2)', () => {
       rulesSchema.safeParse({ xids: { watched: Array.from({ length: 22 }, (_, i) => i), critical: [] } })
         .success,
     ).toBe(false);
+  });
+
+  it('stores fault codes canonical: upper-case, without 0x, leading zeros kept', () => {
+    const rules = rulesSchema.parse({ fault_codes: { '0x80e0': 'critical', '0000abcd': 'warning' } });
+    expect(rules.fault_codes).toEqual({ '80E0': 'critical', '0000ABCD': 'warning' });
+    expect(canonicalFaultCode('0X00ff')).toBe('00FF');
+  });
+
+  it('refuses two keys naming the same code, at the second as written', () => {
+    const result = rulesSchema.safeParse({
+      fault_codes: { '80e01801': 'critical', '0x80E01801': 'warning' },
+    });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.path).toEqual(['fault_codes', '0x80E01801']);
+  });
+
+  it('refuses a fault code that is not 1-16 hex digits', () => {
+    for (const code of ['', '0x', 'zz', '80E0 1801', '1'.repeat(17), '0x0x80']) {
+      expect(rulesSchema.safeParse({ fault_codes: { [code]: 'critical' } }).success).toBe(false);
+    }
   });
 });

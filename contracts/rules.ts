@@ -52,10 +52,47 @@ export const MAX_WINDOW_SAMPLES = 30;
 const seconds = z.number().finite().nonnegative();
 const positiveSeconds = z.number().finite().positive();
 const celsius = z.number().finite();
-const faultCode = z
+/**
+ * A fault code as written in the rules file: 1 to 16 hex digits, optionally after `0x`.
+ * Codes are case-insensitive and stored in the tools' spelling, upper-case without `0x`
+ * (`0x80e01801` → `80E01801`); leading zeros are kept, since a code is matched as text
+ * and the tools print 8 digits (`00001234` is not `1234`). In YAML a code needs no quotes:
+ * keys are read as the text written (core/rules), so `80E01801`, `0x80E0` and `00001234`
+ * stay those codes instead of becoming numbers.
+ */
+const faultCodeText = z
   .string()
-  .regex(/^[0-9A-Fa-f]{1,16}$/, 'must be a hex fault code such as "80E01801"')
-  .transform((code) => code.toUpperCase());
+  .regex(/^(0[xX])?[0-9A-Fa-f]{1,16}$/, 'must be a hex fault code such as "80E01801"');
+
+/** The canonical spelling of a valid fault code: upper-case, without `0x`. */
+export function canonicalFaultCode(code: string): string {
+  return code.replace(/^0x/i, '').toUpperCase();
+}
+
+/**
+ * The `fault_codes` table, keys made canonical. Two keys that name the same code
+ * (`80e01801` and `0x80E01801`) are an error at the second, never a silent last-wins.
+ */
+const faultCodeTable = z.record(faultCodeText, severitySchema).transform((codes, ctx) => {
+  const table: Record<string, Severity> = {};
+  const writtenAs = new Map<string, string>();
+  for (const [written, severity] of Object.entries(codes)) {
+    const code = canonicalFaultCode(written);
+    const first = writtenAs.get(code);
+    if (first !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [written],
+        input: written,
+        message: `names the same code as '${first}' (codes ignore case and 0x)`,
+      });
+      continue;
+    }
+    writtenAs.set(code, written);
+    table[code] = severity;
+  }
+  return table;
+});
 const xid = z.number().int().nonnegative();
 
 /** The rules file. Every field has its CONTRACT §2 default. */
@@ -103,8 +140,8 @@ export const rulesSchema = z
       .prefault({}),
     /** Reasons that latch a device failed (see DEFAULT_LATCHED); `xid-<n>` of an unwatched XID is inert. */
     latched: z.array(z.string().min(1)).default([...DEFAULT_LATCHED]),
-    /** Ascend fault codes extending or overriding DEFAULT_FAULT_CODES. */
-    fault_codes: z.record(faultCode, severitySchema).default({}),
+    /** Ascend fault codes extending or overriding DEFAULT_FAULT_CODES (see faultCodeText). */
+    fault_codes: faultCodeTable.default({}),
     /** Severity of a fault code in neither table. */
     fault_codes_default: severitySchema.default('warning'),
     /** The published document (CONTRACT §3). */

@@ -1,55 +1,24 @@
 /**
- * Rules-file loading from text (YAML or JSON: JSON is read as YAML, its superset), validated
- * against contracts/rules.ts. Errors are one line naming the field and, when the text says
- * where, its line: `line 7: high_temp.threshold_c: Invalid input: expected number`.
+ * Rules-file loading from text (YAML or JSON), validated against contracts/rules.ts. Every
+ * refusal is a RulesError: one line naming the line and, where one is at fault, the field
+ * (`rules.yaml:7: high_temp.threshold_c: Invalid input: expected number, received string`).
  *
  * `reloadRules` is the hot-reload door: an invalid text never replaces valid rules.
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
-import { NpuFaultError, formatPath } from '../errors.js';
-import { DEFAULT_RULES, rulesSchema, type Rules } from '../../contracts/rules.js';
+import type { z } from 'zod';
+import { DEFAULT_RULES, rulesSchema, type Rules } from '../../contracts/index.js';
+import { readDocument, type RulesDocument } from './read-document.js';
+import { RulesError, fieldPath } from './rules-error.js';
 
-/** A rules file that could not be parsed or validated; `line` is 1-based when known. */
-export class RulesError extends NpuFaultError {
-  /** The field at fault (`high_temp.threshold_c`), or '' for a syntax error. */
-  readonly path: string;
-  /** The 1-based line of the text, when known. */
-  readonly line: number | undefined;
-  /** What is wrong, without the location. */
-  readonly detail: string;
-  constructor(path: string, detail: string, line: number | undefined) {
-    const where = line === undefined ? '' : `line ${line}: `;
-    super('rules_error', `${where}${path ? `${path}: ` : ''}${detail}`);
-    this.path = path;
-    this.line = line;
-    this.detail = detail;
-  }
-
-  /** The one-line report for a rules file: `<file>:<line>: <field>: <message>`. */
-  describe(file: string): string {
-    const where = this.line === undefined ? file : `${file}:${this.line}`;
-    return `${where}: ${this.path ? `${this.path}: ` : ''}${this.detail}`;
-  }
-}
-
-/** Parses and validates a rules text; throws RulesError. Empty text yields the defaults. */
+/**
+ * Parses and validates a rules text. A text with no content (empty, only comments, `~`)
+ * yields the defaults. Throws RulesError, and only RulesError.
+ */
 export function parseRules(text: string): Rules {
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
-  const syntax = doc.errors[0];
-  if (syntax) {
-    const line = syntax.pos[0] >= 0 ? lines.linePos(syntax.pos[0]).line : undefined;
-    throw new RulesError('', syntax.message.split('\n')[0] ?? 'invalid YAML', line);
-  }
-  const value: unknown = doc.toJS({ maxAliasCount: 100 }) ?? {};
-  const result = rulesSchema.safeParse(value);
+  const document = readDocument(text);
+  const result = rulesSchema.safeParse(document.value ?? {});
   if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  if (!issue) throw new RulesError('', 'invalid rules', undefined);
-  const path: PropertyKey[] = [...issue.path];
-  // An unknown field is reported at the field itself, not at its parent object.
-  if (issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined) path.push(issue.keys[0]);
-  throw new RulesError(formatPath(path), issue.message, lineOf(doc, lines, path));
+  throw fromIssue(result.error.issues[0], document);
 }
 
 /** The outcome of a reload: the rules to use, and why the new text was refused (if it was). */
@@ -64,7 +33,9 @@ export function reloadRules(previous: Rules, text: string): ReloadResult {
   try {
     return { rules: parseRules(text) };
   } catch (error) {
-    const refused = error instanceof RulesError ? error : new RulesError('', String(error), undefined);
+    // parseRules throws only RulesError; anything else is a bug, but still must not replace the rules.
+    const refused =
+      error instanceof RulesError ? error : new RulesError('', String(error), 1, { cause: error });
     return { rules: previous, error: refused };
   }
 }
@@ -74,32 +45,18 @@ export function defaultRules(): Rules {
   return DEFAULT_RULES;
 }
 
-/** The 1-based line of the node at `path` (the key of a map entry), or undefined. */
-function lineOf(doc: Document, lines: LineCounter, path: ReadonlyArray<PropertyKey>): number | undefined {
-  let node: unknown = doc.contents;
-  let offset: number | undefined = rangeStart(node);
-  for (const part of path) {
-    if (isMap(node)) {
-      const pair = node.items.find(
-        (item) => isPair(item) && isScalar(item.key) && String(item.key.value) === String(part),
-      );
-      if (!pair) break;
-      offset = rangeStart(pair.key) ?? offset;
-      node = pair.value;
-    } else if (isSeq(node) && typeof part === 'number') {
-      node = node.items[part];
-      offset = rangeStart(node) ?? offset;
-    } else {
-      break;
-    }
+/** The first schema issue as a RulesError at the field and line where it was written. */
+function fromIssue(issue: z.core.$ZodIssue | undefined, document: RulesDocument): RulesError {
+  if (!issue) return new RulesError('', 'invalid rules', document.lineOf([]));
+  const path: PropertyKey[] = [...issue.path];
+  let detail = issue.message;
+  if (issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined) {
+    // Reported at the unknown field itself, not at the object holding it.
+    path.push(issue.keys[0]);
+    detail = 'unknown field';
+  } else if (issue.code === 'invalid_key') {
+    // zod's own message is 'Invalid key in record'; the key schema's says what a key must be.
+    detail = issue.issues[0]?.message ?? detail;
   }
-  return offset === undefined ? undefined : lines.linePos(offset).line;
-}
-
-function rangeStart(node: unknown): number | undefined {
-  if (node && typeof node === 'object' && 'range' in node) {
-    const range = (node as { range?: [number, number, number] | null }).range;
-    return range ? range[0] : undefined;
-  }
-  return undefined;
+  return new RulesError(fieldPath(path), detail, document.lineOf(path));
 }
