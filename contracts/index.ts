@@ -1,0 +1,10 @@
+/**
+ * The contracts' only public door: the zod schemas (and their types) of everything that
+ * crosses a boundary: the snapshot an agent sends (snapshot.ts), the normalised device the
+ * engine consumes (device.ts), the published status document (published.ts) and the rules
+ * file (rules.ts). JSON Schemas of the same, for other languages, are in json-schema/.
+ */
+export * from './device.js';
+export * from './published.js';
+export * from './rules.js';
+export * from './snapshot.js';
