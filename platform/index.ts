@@ -1,0 +1,72 @@
+/**
+ * The runtime skeleton every long-running component (agent, ingest function, controller) is
+ * built from, and the only door other folders import platform/ through (Kubernetes helpers:
+ * `platform/k8s/index.js`).
+ *
+ * - runnable: `Runnable`, `runAll` (start all, stop all, grace period, exit code), `onTerminationSignals`
+ * - http-server: `/healthz`, `/readyz` with named checks, `/metrics`, an application handler
+ * - config: `loadConfig` (flags > env > file > defaults), `ConfigError`, parseArgs helpers
+ * - logger: pino JSON lines with secrets redacted; metrics: a private Registry per component
+ * - clock: `Clock`, `systemClock`, `FakeClock`; errors: `AppError` family, Kubernetes API errors
+ */
+export { FakeClock, systemClock, type Cancel, type Clock } from './clock.js';
+export {
+  ConfigError,
+  ENV_PREFIX,
+  configFlagOptions,
+  configFlags,
+  describeConfig,
+  loadConfig,
+  type ConfigField,
+  type ConfigFile,
+  type ConfigFlags,
+  type DeepReadonly,
+  type FieldKind,
+  type LoadConfigOptions,
+} from './config.js';
+export {
+  AppError,
+  HttpError,
+  K8sApiError,
+  TerminalError,
+  describeError,
+  isAlreadyExists,
+  isConflict,
+  isForbidden,
+  isGone,
+  isNotFound,
+  isTerminal,
+  isTooManyRequests,
+  k8sStatusOf,
+  toHttpResponse,
+  type HttpErrorResponse,
+} from './errors.js';
+export {
+  createHttpServer,
+  listenAddressSchema,
+  type HttpServer,
+  type HttpServerOptions,
+  type ListenAddress,
+  type ReadyCheck,
+  type RequestHandler,
+} from './http-server.js';
+export {
+  LOG_LEVELS,
+  REDACTED,
+  createLogger,
+  isSecretKey,
+  logLevelSchema,
+  type LogLevel,
+  type Logger,
+  type LoggerOptions,
+} from './logger.js';
+export { Registry, createRegistry, metricPrefix } from './metrics.js';
+export {
+  onTerminationSignals,
+  runAll,
+  type RunOptions,
+  type RunResult,
+  type Runnable,
+  type RunnableOutcome,
+  type SignalSource,
+} from './runnable.js';
