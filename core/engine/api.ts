@@ -5,18 +5,23 @@
  * Time is always an argument (epoch milliseconds): `observe(snapshot, now)` and `tick(now)`.
  * Durations (smoothing, 60 s to degraded, 180 s to failed) run on each node's
  * `collected_at`; staleness (5 s agent-unreachable, 10 s collector-error) runs on `now`,
- * the receiver's clock. Nothing inside the engine reads a clock.
+ * the receiver's clock. Nothing inside the engine reads a clock. Times may carry a
+ * sub-millisecond fraction: collected_at is read with `parseTimestamp` (time.ts), never
+ * `Date.parse`, which drops every digit after the milliseconds.
  */
-import type { PublishedDocument } from '../../contracts/published.js';
-import type { Rules } from '../../contracts/rules.js';
-import type { Snapshot } from '../../contracts/snapshot.js';
+import type { PublishedDocument, Rules, Snapshot } from '../../contracts/index.js';
 
 /** A device's published status. */
 export type DeviceStatus = 'unknown' | 'healthy' | 'degraded' | 'failed';
 
 /** One change of a device's published status; the JSON line `npu-fault replay` prints. */
 export interface Transition {
-  /** ISO time of the change (a sample's collected_at, or last_seen + 5 s for staleness). */
+  /**
+   * ISO time of the change: a sample's collected_at, a deadline (last_seen + 5 s, first
+   * cached + 10 s), or `now` for a change a cached snapshot or a call caused. Milliseconds
+   * (`…:45.123Z`) for a whole millisecond, else microseconds (`…:45.123456Z`): order
+   * transitions by `parseTimestamp(at)`, not as text.
+   */
   at: string;
   node: string;
   /** Display id (`npu3`, `npu0-1`, `gpu6`). */
@@ -25,7 +30,12 @@ export interface Transition {
   key: string;
   from: DeviceStatus;
   to: DeviceStatus;
-  /** The first active reason in CONTRACT §2.6 order, or null when none is active. */
+  /**
+   * Null exactly when `to` is healthy. Otherwise the reason that holds the device in `to`:
+   * the overlay for an `unknown` an overlay causes, else the first active reason (§2.6
+   * order) that holds the state on its own (any for unknown/degraded, a critical one for
+   * failed), else the reason that moved it there (document.ts `publishedReason`).
+   */
   reason: string | null;
 }
 
@@ -47,9 +57,19 @@ export interface PublisherInfo {
 
 /** The engine. One instance holds every node's device state, keyed by device `key`. */
 export interface DetectionEngine {
-  /** Applies one validated snapshot received at `now` (epoch ms). */
+  /**
+   * Applies one validated snapshot received at `now` (epoch ms; the receiver's clock, which
+   * staleness runs on). First fires the node's own overlay deadlines strictly before `now`.
+   * A `cached` snapshot keeps its original collected_at: it keeps the node alive and starts
+   * the collector-error clock at `now`, but advances no device and no duration clock.
+   * Costs the snapshot's devices plus at most one deadline-queue push.
+   */
   observe(snapshot: Snapshot, now: number): ObserveResult;
-  /** Advances overlays that depend only on time (agent-unreachable, collector-error). */
+  /**
+   * Fires the overlay deadlines (agent-unreachable, collector-error) due by `now`,
+   * inclusive, each stamped at its deadline. Costs what it pops from the deadline queue
+   * (due entries, and entries of nodes seen since they were queued), never every node.
+   */
   tick(now: number): Transition[];
   /** Sets the Node's Ready condition overlay (node-not-ready when ready is false). */
   setNodeReady(node: string, ready: boolean, now: number): Transition[];
@@ -63,6 +83,19 @@ export interface DetectionEngine {
   deviceCount(): number;
 }
 
+/** Work counters of an engine (cumulative since it was made), for tests and metrics. */
+export interface EngineStats {
+  /** Nodes with state. */
+  nodes: number;
+  /** Entries in the deadline queue, superseded ones included (at most 2 live per node). */
+  queued: number;
+  /** Deadline queue pushes and pops: a tick's cost is its pops (each O(log queued)). */
+  pushes: number;
+  pops: number;
+  /** Overlay deadlines fired (by tick or by observe). */
+  fired: number;
+}
+
 /**
  * What `createEngine` returns: the DetectionEngine, with the document typed and the rules
  * hot-reloadable. (DetectionEngine itself stays minimal so fakes of it stay small.)
@@ -72,9 +105,13 @@ export interface ReloadableEngine extends DetectionEngine {
   document(now: number, publisher: PublisherInfo): PublishedDocument;
   /**
    * Hot-reloads the rules. State is kept: reasons are re-mapped by name, and a reason the
-   * new rules no longer know is dropped. New thresholds apply from the next sample or tick.
+   * new rules no longer know is dropped. New thresholds apply from the next sample or tick:
+   * a pending overlay deadline becomes last_seen (or first cached) plus the new threshold,
+   * and fires at the next tick if that is already past (stamped at that deadline).
    */
   setRules(rules: Rules): void;
   /** The rules in force. */
   rules(): Rules;
+  /** Work counters (what a tick cost is measured in: deadline-queue pops, not nodes). */
+  stats(): EngineStats;
 }

@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { publishedDocumentSchema } from '../../contracts/published.js';
-import { rulesSchema } from '../../contracts/rules.js';
+import { publishedDocumentSchema, rulesSchema } from '../../contracts/index.js';
 import { createEngine } from './index.js';
 import { compareText, utf8Length } from './document.js';
 import { at, npuSnapshot } from './testing.js';

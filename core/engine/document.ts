@@ -18,11 +18,12 @@ import {
   type PublishedDocument,
   type PublishedNode,
   type StatusSummary,
-} from '../../contracts/published.js';
+} from '../../contracts/index.js';
 import type { PublisherInfo } from './api.js';
 import { AGENT_UNREACHABLE, agentState, firstOverlay, overlayNames, publishedStatus } from './overlays.js';
-import { firstReason, reasonNames, signalMask, type ReasonTable } from './reasons.js';
+import { firstReason, holdingMask, reasonNames, signalMask, type ReasonTable } from './reasons.js';
 import type { DeviceState, NodeState } from './state.js';
+import { formatTimestamp as iso } from './time.js';
 
 /** What the renderer needs. */
 export interface DocumentInput {
@@ -88,14 +89,20 @@ function renderNode(node: NodeState, table: ReasonTable, cluster: StatusSummary)
     const status = publishedStatus(device.state, node.overlays);
     summary.total++;
     summary[status]++;
-    const signals = signalMask(table, device.state, device.active);
+    const signals = signalMask(table, device.state, device.active, device.causeCritical);
     if (status === 'healthy' && signals === 0) continue;
     npus.push(renderDevice(device, node, table, status, signals));
   }
   addSummary(cluster, summary);
   if (npus.length === 0 && node.overlays === 0) return null;
   npus.sort((a, b) => compareText(a.id, b.id));
-  return { node: node.name, observed_at: iso(node.lastT), agent: agentState(node.overlays), summary, npus };
+  return {
+    node: node.name,
+    observed_at: iso(node.observedAt),
+    agent: agentState(node.overlays),
+    summary,
+    npus,
+  };
 }
 
 function renderDevice(
@@ -127,13 +134,29 @@ function renderDevice(
 }
 
 /**
- * The reason published with a device's status (and printed with its transitions): the
- * overlay when an overlay makes the device `unknown`, else its first active reason, else
- * the first overlay, else null.
+ * The reason published with a device's status (and printed with its transitions). A
+ * healthy device has none (its active reasons are `signals`); any other status carries the
+ * reason that holds it there:
+ * - `unknown` because of an overlay (an overlay never changes `failed`): the overlay;
+ * - otherwise the first active reason that on its own holds the state (reasons.ts
+ *   `holdingMask`: any reason for unknown/degraded, a critical one for failed);
+ * - when none is active (a degraded device whose warning went quiet, waiting out its 5
+ *   clean samples; a failed one after its link came back), the reason that put it there
+ *   (`cause`), so a degraded device is never published without a reason.
+ * The reason may therefore be one that is no longer in `reasons` (the active ones).
  */
 export function publishedReason(device: DeviceState, overlays: number, table: ReasonTable): string | null {
-  if (overlays !== 0 && device.state !== 'failed') return firstOverlay(overlays);
-  return firstReason(table, device.active) ?? firstOverlay(overlays);
+  const { state } = device;
+  if (state === 'healthy' && overlays === 0) return null;
+  // Not reached with a null `cause`: a device leaves `healthy` only through a state change
+  // (which records it) and starts `unknown` only with a reason in its first sample.
+  if (overlays !== 0 && state !== 'failed') return firstOverlay(overlays);
+  return (
+    firstReason(table, holdingMask(table, state, device.active)) ??
+    device.cause ??
+    firstReason(table, device.active) ??
+    firstOverlay(overlays)
+  );
 }
 
 function fitBudget(doc: PublishedDocument, listed: Rendered[], maxBytes: number): PublishedDocument {
@@ -175,11 +198,6 @@ function addSummary(into: StatusSummary, add: StatusSummary): void {
   into.degraded += add.degraded;
   into.failed += add.failed;
   into.unknown += add.unknown;
-}
-
-/** ISO-8601 UTC with milliseconds. */
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
 }
 
 /** Natural order: digit runs compare as numbers (`npu2` < `npu10`), then code-unit order. */

@@ -1,8 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { publishedDocumentSchema, type PublishedDevice } from '../../contracts/published.js';
-import { rulesSchema } from '../../contracts/rules.js';
-import type { Snapshot } from '../../contracts/snapshot.js';
-import { createEngine, type ReloadableEngine, type Transition } from './index.js';
+import {
+  type PublishedDevice,
+  publishedDocumentSchema,
+  rulesSchema,
+  type Snapshot,
+} from '../../contracts/index.js';
+import { createEngine, parseTimestamp, type ReloadableEngine, type Transition } from './index.js';
 import { at, gpuSnapshot, isoAt, npuSnapshot, type GpuSpec, type NpuSpec } from './testing.js';
 
 /** Drives one engine with now = collected_at and keeps every transition. */
@@ -31,7 +34,7 @@ class Driver {
     this.log.push(...out);
     return out;
   }
-  feed(snapshot: Snapshot, now = Date.parse(snapshot.collected_at)): Transition[] {
+  feed(snapshot: Snapshot, now = parseTimestamp(snapshot.collected_at)): Transition[] {
     const out = this.engine.observe(snapshot, now).transitions;
     this.log.push(...out);
     return out;
@@ -39,9 +42,11 @@ class Driver {
   npus(
     t: number,
     npus: NpuSpec[],
-    extra: { node?: string; boot?: string; cached?: boolean; seq?: number } = {},
+    extra: { node?: string; boot?: string; cached?: boolean; seq?: number; now?: number } = {},
   ): Transition[] {
-    return this.feed(npuSnapshot({ seq: extra.seq ?? ++this.seq, t, ...extra }, npus));
+    const { now, ...env } = extra;
+    const snapshot = npuSnapshot({ seq: env.seq ?? ++this.seq, t, ...env }, npus);
+    return this.feed(snapshot, now === undefined ? undefined : at(now));
   }
   gpus(t: number, gpus: GpuSpec[], extra: { node?: string; boot?: string; seq?: number } = {}): Transition[] {
     return this.feed(gpuSnapshot({ seq: extra.seq ?? ++this.seq, t, ...extra }, gpus));
@@ -58,8 +63,13 @@ class Driver {
   }
   /** Compact view of the transitions so far: `t:id:from>to:reason`. */
   changes(): string[] {
-    return this.log.map((x) => `${(Date.parse(x.at) - at(0)) / 1000}:${x.npu}:${x.from}>${x.to}:${x.reason}`);
+    return this.log.map(compact);
   }
+}
+
+/** `t:id:from>to:reason`, t in seconds after T0. */
+function compact(x: Transition): string {
+  return `${(parseTimestamp(x.at) - at(0)) / 1000}:${x.npu}:${x.from}>${x.to}:${x.reason}`;
 }
 
 const hot = (npu = 0): NpuSpec => ({ npu, temp: 90 });
@@ -358,11 +368,16 @@ describe('latched reasons', () => {
     expect(d.changes().at(-1)).toBe('10:gpu0:failed>healthy:null');
   });
 
-  it('publishes a warning XID as a signal only', () => {
+  it('publishes a warning XID as a signal only (a healthy device has no reason)', () => {
     const d = new Driver();
     d.gpus(0, [{ index: 0 }]);
     d.gpus(1, [{ index: 0, xids: [{ xid: 63, at: null }] }]);
-    expect(d.device('gpu0', 1)).toMatchObject({ status: 'healthy', reason: 'xid-63', signals: ['xid-63'] });
+    expect(d.device('gpu0', 1)).toMatchObject({
+      status: 'healthy',
+      reason: null,
+      reasons: ['xid-63'],
+      signals: ['xid-63'],
+    });
   });
 });
 
@@ -576,5 +591,389 @@ describe('rules', () => {
     for (let t = 2; t <= 10; t++) d.gpus(t, [{ index: 0 }]);
     expect(d.device('gpu0', 10)).toMatchObject({ status: 'failed', reasons: ['xid-79'] });
     expect(d.engine.rules().xids.watched).toEqual([13, 79]);
+  });
+});
+
+describe('degraded → failed after 180 s (a reason must still be active)', () => {
+  const warn: NpuSpec = { npu: 0, health: 'Warning' };
+
+  it('fails at exactly 180 s degraded while a reason is active, not at 179.999 s', () => {
+    const d = new Driver();
+    for (let t = 0; t <= 239; t++) d.npus(t, [warn]); // degraded at 60
+    d.npus(239.999, [warn]);
+    expect(d.changes()).toEqual(['60:npu0:unknown>degraded:health-warning']);
+    d.npus(240, [warn]);
+    expect(d.changes().at(-1)).toBe('240:npu0:degraded>failed:health-warning');
+  });
+
+  it('keeps a device whose reason went quiet at 170 s degraded past 180 s, then heals it on the 5th clean sample', () => {
+    const d = new Driver();
+    for (let t = 0; t <= 229; t++) d.npus(t, [warn]); // degraded at 60; the warning ends after 169 s
+    for (const t of [230, 235, 240, 241]) d.npus(t, [cool()]); // 4 clean samples; 240 is 180 s degraded
+    expect(d.changes()).toEqual(['60:npu0:unknown>degraded:health-warning']);
+    // Still degraded, and still says why (item: a not-healthy status always carries its reason).
+    expect(d.device('npu0', 241)).toMatchObject({
+      status: 'degraded',
+      since: isoAt(60),
+      reason: 'health-warning',
+      reasons: [],
+      signals: [],
+    });
+    d.npus(245, [cool()]);
+    expect(d.changes().at(-1)).toBe('245:npu0:degraded>healthy:null');
+  });
+
+  it('fails a device degraded for more than 180 s as soon as a reason returns before it recovered', () => {
+    const d = new Driver();
+    for (let t = 0; t <= 229; t++) d.npus(t, [warn]);
+    for (const t of [230, 235, 240]) d.npus(t, [cool()]);
+    d.npus(245, [warn]); // not yet 5 clean samples: it never stopped being degraded
+    expect(d.changes().at(-1)).toBe('245:npu0:degraded>failed:health-warning');
+  });
+});
+
+describe('published reasons: null exactly when healthy', () => {
+  it('keeps the reason of a degraded device whose warning went quiet, also when it returns from an overlay', () => {
+    const d = new Driver();
+    for (let t = 0; t <= 62; t++) d.npus(t, [{ npu: 0, health: 'Warning' }]);
+    d.npus(63, [cool()]);
+    d.npus(64, [cool()]);
+    d.tick(69);
+    d.npus(70, [cool()]);
+    expect(d.changes()).toEqual([
+      '60:npu0:unknown>degraded:health-warning',
+      '69:npu0:degraded>unknown:agent-unreachable',
+      '70:npu0:unknown>degraded:health-warning',
+    ]);
+    d.npus(71, [cool()]);
+    d.npus(72, [cool()]);
+    expect(d.changes().at(-1)).toBe('72:npu0:degraded>healthy:null');
+  });
+
+  it('gives a healthy device with an active warning no reason when an overlay lifts; the warning is a signal', () => {
+    const d = new Driver();
+    d.npus(0, [cool()]);
+    d.npus(1, [{ npu: 0, health: 'Warning' }]);
+    expect(d.engine.setNodeReady('node-a', false, at(2))).toEqual([
+      expect.objectContaining({ to: 'unknown', reason: 'node-not-ready' }),
+    ]);
+    expect(d.engine.setNodeReady('node-a', true, at(3))).toEqual([
+      expect.objectContaining({ from: 'unknown', to: 'healthy', reason: null }),
+    ]);
+    expect(d.device('npu0', 3)).toMatchObject({
+      status: 'healthy',
+      reason: null,
+      reasons: ['health-warning'],
+      signals: ['health-warning'],
+    });
+  });
+
+  it('keeps the critical cause of a failure after it went quiet; later warnings are signals', () => {
+    const d = new Driver();
+    d.npus(0, [cool()]);
+    d.npus(1, [{ npu: 0, link: 'down', power: 100 }]);
+    d.npus(2, [{ npu: 0, health: 'Warning' }]);
+    expect(d.device('npu0', 2)).toMatchObject({
+      status: 'failed',
+      reason: 'pcie-link-down',
+      reasons: ['health-warning'],
+      signals: ['health-warning'],
+    });
+    for (let t = 3; t <= 7; t++) d.npus(t, [cool()]);
+    expect(d.changes()).toEqual([
+      '0:npu0:unknown>healthy:null',
+      '1:npu0:healthy>failed:pcie-link-down',
+      '7:npu0:failed>healthy:null',
+    ]);
+  });
+
+  it('names the warning that failed a device through 180 s of degradation, until a critical one holds it', () => {
+    const d = new Driver();
+    for (let t = 0; t <= 240; t++) d.npus(t, [{ npu: 0, health: 'Warning' }]);
+    d.npus(241, [cool()]);
+    expect(d.device('npu0', 241)).toMatchObject({ status: 'failed', reason: 'health-warning', signals: [] });
+    d.npus(242, [{ npu: 0, link: 'down', power: 100 }]);
+    d.npus(243, [{ npu: 0, health: 'Warning' }]);
+    // The link-down held it last: it is the reason now, and the warning a signal.
+    expect(d.device('npu0', 243)).toMatchObject({
+      status: 'failed',
+      reason: 'pcie-link-down',
+      reasons: ['health-warning'],
+      signals: ['health-warning'],
+    });
+  });
+
+  it('keeps the reason of a latched failure, also under an overlay', () => {
+    const d = new Driver();
+    d.npus(0, [{ npu: 0, dbe: 0 }]);
+    d.npus(1, [{ npu: 0, dbe: 1 }]);
+    d.tick(10);
+    expect(d.device('npu0', 10)).toMatchObject({
+      status: 'failed',
+      reason: 'ecc-uncorrectable',
+      reasons: ['ecc-uncorrectable', 'ecc-error', 'agent-unreachable'],
+    });
+  });
+
+  it('gives an unknown device its overlay, or the reason that keeps it from its first clean sample', () => {
+    const d = new Driver();
+    d.npus(0, [{ npu: 0, health: 'Alarm' }]);
+    expect(d.device('npu0', 0)).toMatchObject({ status: 'unknown', reason: 'health-warning' });
+    d.tick(5);
+    expect(d.device('npu0', 5)).toMatchObject({ status: 'unknown', reason: 'agent-unreachable' });
+  });
+
+  it('takes what is still active as the reason after an operator clear removed the cause', () => {
+    const d = new Driver();
+    d.npus(0, [{ npu: 0, dbe: 0 }]);
+    d.npus(1, [{ npu: 0, dbe: 1, health: 'Warning' }]);
+    d.clear('node-a', 'npu0', 2);
+    expect(d.device('npu0', 2)).toMatchObject({ status: 'failed', reason: 'health-warning' });
+  });
+});
+
+describe('sub-millisecond collected_at', () => {
+  const warn = (seq: number, collectedAt: string): Snapshot =>
+    npuSnapshot({ seq, t: 0, collectedAt }, [{ npu: 0, health: 'Warning' }]);
+
+  it('does not count 59.9992 s of warning as 60 s; 60.0000 s degrades, stamped with microseconds', () => {
+    const d = new Driver();
+    d.feed(npuSnapshot({ seq: 1, t: 0 }, [cool()]));
+    d.feed(warn(2, '2026-11-29T08:00:01.0008Z'));
+    for (let s = 2; s <= 60; s++) d.feed(warn(s + 1, isoAt(s)));
+    d.feed(warn(62, '2026-11-29T08:01:01.0000Z')); // 59.9992 s after the first warning
+    expect(d.changes()).toEqual(['0:npu0:unknown>healthy:null']);
+    d.feed(warn(63, '2026-11-29T08:01:01.000800000Z')); // exactly 60 s
+    expect(d.log.at(-1)).toMatchObject({
+      at: '2026-11-29T08:01:01.000800Z',
+      from: 'healthy',
+      to: 'degraded',
+      reason: 'health-warning',
+    });
+  });
+
+  it('times staleness with sub-millisecond receiver clocks', () => {
+    const d = new Driver();
+    d.feed(npuSnapshot({ seq: 1, t: 0, collectedAt: '2026-11-29T08:00:00.0004Z' }, [cool()]), at(0) + 0.4);
+    expect(d.engine.tick(at(5) + 0.3)).toEqual([]);
+    expect(d.engine.tick(at(5) + 0.4)).toEqual([
+      expect.objectContaining({ at: '2026-11-29T08:00:05.000400Z', reason: 'agent-unreachable' }),
+    ]);
+  });
+});
+
+describe('cached resends (CONTRACT §1: the original collected_at, the receiver clock for staleness)', () => {
+  it('keep a node alive on their original collected_at, advance no device, and end in collector-error at first cached + 10 s', () => {
+    const d = new Driver();
+    for (let t = 0; t <= 2; t++) d.npus(t, [cool()]);
+    // The tool fails: 30 s of resends of the sample collected at t=2, hot on purpose (never applied).
+    for (let now = 3; now <= 32; now++) {
+      d.tick(now - 0.001);
+      d.npus(2, [hot()], { cached: true, now });
+    }
+    d.tick(32);
+    expect(d.changes()).toEqual(['0:npu0:unknown>healthy:null', '13:npu0:healthy>unknown:collector-error']);
+    const doc = publishedDocumentSchema.parse(d.engine.document(at(32), { identity: 't', term: 0 }));
+    expect(doc.nodes['node-a']).toMatchObject({ agent: 'collector-error', observed_at: isoAt(2) });
+    expect(doc.nodes['node-a']?.npus[0]).toMatchObject({ temperature_c: 50, reasons: ['collector-error'] });
+    d.npus(33, [cool()]);
+    expect(d.changes().at(-1)).toBe('33:npu0:unknown>healthy:null');
+  });
+
+  it('does not move the duration clock of the node', () => {
+    const d = new Driver();
+    for (let t = 0; t <= 3; t++) d.npus(t, [cool()]);
+    // A resend of a sample this receiver never got, from an agent whose clock runs 4 s ahead.
+    d.npus(8, [cool()], { cached: true, now: 4 });
+    d.npus(5, [{ npu: 0, link: 'down', power: 100 }], { now: 5 });
+    expect(d.changes()).toEqual(['0:npu0:unknown>healthy:null', '5:npu0:healthy>failed:pcie-link-down']);
+    const doc = publishedDocumentSchema.parse(d.engine.document(at(5), { identity: 't', term: 0 }));
+    expect(doc.nodes['node-a']?.observed_at).toBe(isoAt(8)); // the newest collected_at accepted
+  });
+
+  it('skew-checks a cached collected_at like any other: 30 s old is fine, more than 5 s ahead is dropped', () => {
+    const e = createEngine();
+    e.observe(npuSnapshot({ seq: 1, t: 0 }, [cool()]), at(0));
+    expect(e.observe(npuSnapshot({ seq: 2, t: 0, cached: true }, [cool()]), at(30)).accepted).toBe(true);
+    expect(e.observe(npuSnapshot({ seq: 3, t: 35.001, cached: true }, [cool()]), at(30)).dropped).toBe(
+      'future',
+    );
+    expect(e.observe(npuSnapshot({ seq: 4, t: 35, cached: true }, [cool()]), at(30)).accepted).toBe(true);
+  });
+
+  it('stamps the agent-unreachable it lifts at the receiver clock, not at its old collected_at', () => {
+    const d = new Driver();
+    d.npus(0, [cool()]);
+    d.tick(20);
+    for (const now of [20, 24, 28]) d.npus(0, [cool()], { cached: true, now });
+    d.tick(29.999);
+    d.tick(30);
+    expect(d.changes()).toEqual([
+      '0:npu0:unknown>healthy:null',
+      '5:npu0:healthy>unknown:agent-unreachable',
+      '20:npu0:unknown>healthy:null',
+      '30:npu0:healthy>unknown:collector-error',
+    ]);
+  });
+
+  it('renders a node whose only snapshots are cached (observed_at is their collected_at)', () => {
+    const d = new Driver();
+    for (const now of [0, 4, 8]) d.npus(-30, [cool()], { cached: true, now });
+    d.tick(10);
+    const doc = publishedDocumentSchema.parse(d.engine.document(at(10), { identity: 't', term: 0 }));
+    expect(doc.nodes['node-a']).toMatchObject({
+      agent: 'collector-error',
+      observed_at: isoAt(-30),
+      npus: [],
+    });
+  });
+});
+
+describe('deadline queue: a tick costs what expires, not the fleet', () => {
+  const nodes = Array.from({ length: 1000 }, (_, i) => `n${i}`);
+  const pops = (e: ReloadableEngine, fn: () => void): number => {
+    const before = e.stats().pops;
+    fn();
+    return e.stats().pops - before;
+  };
+
+  it('pops nothing on ticks with nothing due, one entry per node per 5 s otherwise', () => {
+    const e = createEngine();
+    const seq = new Map<string, number>();
+    const see = (name: string, t: number): void => {
+      seq.set(name, (seq.get(name) ?? 0) + 1);
+      e.observe(npuSnapshot({ node: name, seq: seq.get(name) ?? 0, t }, [cool()]), at(t));
+    };
+    for (const name of nodes) see(name, 0);
+    expect(e.stats()).toMatchObject({ nodes: 1000, queued: 1000, pushes: 1000 });
+    // Four seconds of jittered traffic, a tick at every clock move: 4,000 observes, 4,000 ticks.
+    let work = 0;
+    for (let s = 1; s <= 4; s++) {
+      nodes.forEach((name, i) => {
+        if (s > 1 && i < 10) return; // ten nodes fall silent after t=1
+        const t = s + (i % 40) / 1000 - 0.02;
+        work += pops(e, () => e.tick(at(t) - 1));
+        see(name, t);
+      });
+    }
+    expect(work).toBe(0);
+    expect(e.stats().pushes).toBe(1000); // observes re-arm nothing: their entries are still queued
+    expect(pops(e, () => e.tick(at(4.999)))).toBe(0);
+    // At t=5 each node's first entry pops once and is queued again at its real deadline.
+    let fired: Transition[] = [];
+    expect(pops(e, () => (fired = e.tick(at(5))))).toBe(1000);
+    expect(fired).toEqual([]);
+    // The ten silent nodes went stale at 1 + 5 s (±20 ms): ten pops, ten transitions.
+    expect(pops(e, () => (fired = e.tick(at(6.02))))).toBe(10);
+    expect(fired.map((x) => x.node)).toEqual(nodes.slice(0, 10));
+    expect(fired.map((x) => x.at)).toEqual(nodes.slice(0, 10).map((_, i) => isoAt(1 + i / 1000 - 0.02 + 5)));
+    expect(pops(e, () => e.tick(at(8.9)))).toBe(0);
+    expect(e.stats().fired).toBe(10);
+  });
+
+  it('fires deadlines in time order across nodes and kinds, even when noticed late', () => {
+    const d = new Driver();
+    d.npus(0, [cool()], { node: 'node-a' }); // stale at 5
+    d.npus(0, [cool()], { node: 'node-b' });
+    for (let t = 1; t <= 11; t++) d.npus(0, [cool()], { node: 'node-b', cached: true, now: t }); // collector-error at 11, stale at 16
+    d.npus(2, [cool()], { node: 'node-c' }); // stale at 7
+    const late = d.tick(30).map((x) => `${(parseTimestamp(x.at) - at(0)) / 1000}:${x.node}:${x.reason}`);
+    expect(late).toEqual([
+      '5:node-a:agent-unreachable',
+      '7:node-c:agent-unreachable',
+      '11:node-b:collector-error',
+    ]);
+    expect(d.engine.stats().fired).toBe(4); // node-b's agent-unreachable at 16 changed nothing published
+  });
+
+  it('fires agent-unreachable before collector-error on equal deadlines, and nodes in creation order', () => {
+    const d = new Driver(createEngine(rulesSchema.parse({ overlays: { agent_unreachable_s: 10 } })));
+    d.npus(0, [cool()], { node: 'node-b' });
+    d.npus(0, [cool()], { node: 'node-a' });
+    d.npus(0, [cool()], { node: 'node-b', cached: true });
+    expect(d.tick(10).map((x) => `${x.node}:${x.reason}`)).toEqual([
+      'node-b:agent-unreachable',
+      'node-a:agent-unreachable',
+    ]);
+    expect(d.device('npu0', 10, 'node-b')?.reasons).toEqual(['agent-unreachable', 'collector-error']);
+  });
+});
+
+describe('rules hot reload re-times pending deadlines', () => {
+  const stale = (seconds: number, collector = 10): ReturnType<typeof rulesSchema.parse> =>
+    rulesSchema.parse({ overlays: { agent_unreachable_s: seconds, collector_error_s: collector } });
+
+  it('waits for a longer agent-unreachable threshold', () => {
+    const d = new Driver();
+    d.npus(0, [cool()]);
+    d.engine.setRules(stale(10));
+    expect(d.tick(5)).toEqual([]);
+    expect(d.tick(9.999)).toEqual([]);
+    expect(d.changes().at(-1)).toBe('0:npu0:unknown>healthy:null');
+    d.tick(10);
+    expect(d.changes().at(-1)).toBe('10:npu0:healthy>unknown:agent-unreachable');
+  });
+
+  it('fires earlier on a shorter one, stamped at the new deadline, even when that is already past', () => {
+    const d = new Driver();
+    d.npus(0, [cool()], { node: 'node-a' });
+    d.npus(2.5, [cool()], { node: 'node-b' });
+    d.tick(3);
+    d.engine.setRules(stale(2));
+    d.tick(3);
+    expect(d.changes().slice(2)).toEqual(['2:npu0:healthy>unknown:agent-unreachable']);
+    expect(d.tick(4.499)).toEqual([]);
+    d.tick(4.5);
+    expect(d.log.at(-1)).toMatchObject({ node: 'node-b', at: isoAt(4.5), reason: 'agent-unreachable' });
+  });
+
+  it('applies the new threshold to a snapshot after a silence (observe expires by the rules in force)', () => {
+    const d = new Driver();
+    d.npus(0, [cool()]);
+    d.engine.setRules(stale(2));
+    d.npus(3, [cool()]);
+    expect(d.changes()).toEqual([
+      '0:npu0:unknown>healthy:null',
+      '2:npu0:healthy>unknown:agent-unreachable',
+      '3:npu0:unknown>healthy:null',
+    ]);
+  });
+
+  it('follows a shorten-then-restore without firing at the abandoned deadline', () => {
+    const d = new Driver();
+    d.npus(0, [cool()]);
+    d.engine.setRules(stale(2));
+    d.engine.setRules(stale(5));
+    expect(d.tick(4.999)).toEqual([]);
+    d.tick(5);
+    expect(d.changes().at(-1)).toBe('5:npu0:healthy>unknown:agent-unreachable');
+  });
+
+  it('re-times collector-error both ways', () => {
+    const d = new Driver(createEngine(stale(60)));
+    d.npus(0, [cool()]);
+    d.npus(0, [cool()], { cached: true, now: 1 }); // collector-error due at 11
+    d.engine.setRules(stale(60, 30));
+    expect(d.tick(20)).toEqual([]);
+    d.engine.setRules(stale(60, 3));
+    d.tick(20);
+    expect(d.changes().at(-1)).toBe('4:npu0:healthy>unknown:collector-error');
+  });
+
+  it('leaves node-not-ready and clear out of the deadlines', () => {
+    const d = new Driver();
+    d.npus(0, [cool()]);
+    d.log.push(...d.engine.setNodeReady('node-a', false, at(1)));
+    d.clear('node-a', undefined, 2);
+    d.tick(5);
+    expect(d.engine.setNodeReady('node-a', true, at(6))).toEqual([]);
+    expect(d.device('npu0', 6)).toMatchObject({ status: 'unknown', reason: 'agent-unreachable' });
+    d.npus(7, [cool()]);
+    expect(d.changes()).toEqual([
+      '0:npu0:unknown>healthy:null',
+      '1:npu0:healthy>unknown:node-not-ready',
+      '7:npu0:unknown>healthy:null',
+    ]);
+    expect(d.engine.stats().fired).toBe(1);
   });
 });

@@ -9,21 +9,37 @@
  * Overlay transitions are stamped at their deadline (last_seen + 5 s, first cached + 10 s),
  * whenever they are noticed; `tick(now)` fires deadlines ≤ now, and `observe` first fires
  * the node's deadlines strictly before `now` (a snapshot arriving exactly at the deadline
- * is in time).
+ * is in time). A deadline is always last_seen (or first cached) plus the threshold of the
+ * rules in force when it is checked, so a reload re-times pending deadlines.
+ *
+ * Cost: the deadlines wait in a min-heap (deadlines.ts), so `tick(now)` pops only entries
+ * that are due, fired or re-queued because the node was seen since (one per node per 5 s
+ * at most), never a scan of every node; `observe` costs the snapshot's devices plus at
+ * most one heap push.
+ *
+ * Cached snapshots (CONTRACT §1) keep their original collected_at: they keep the node
+ * alive and start the collector-error clock on `now`, and advance no device and no
+ * duration clock; an overlay change they cause (agent-unreachable lifting) is stamped at
+ * `now`, the receiver's clock that overlays run on.
  */
-import type { DeviceObservation } from '../../contracts/device.js';
-import type { PublishedDocument } from '../../contracts/published.js';
-import { DEFAULT_RULES, type Rules } from '../../contracts/rules.js';
-import type { Snapshot } from '../../contracts/snapshot.js';
+import {
+  DEFAULT_RULES,
+  type DeviceObservation,
+  type PublishedDocument,
+  type Rules,
+  type Snapshot,
+} from '../../contracts/index.js';
 import { normalise } from '../normalise.js';
-import type { ObserveResult, PublisherInfo, ReloadableEngine, Transition } from './api.js';
+import type { EngineStats, ObserveResult, PublisherInfo, ReloadableEngine, Transition } from './api.js';
+import { DeadlineQueue, type DeadlineEntry } from './deadlines.js';
 import { admit } from './dedup.js';
-import { iso, publishedReason, renderDocument } from './document.js';
+import { publishedReason, renderDocument } from './document.js';
 import { evaluateSample, type SampleParams } from './evaluate.js';
 import { advance, type FsmTiming } from './fsm.js';
 import { AGENT_UNREACHABLE, COLLECTOR_ERROR, NODE_NOT_READY, publishedStatus } from './overlays.js';
-import { compileReasons, remapMask, type ReasonTable } from './reasons.js';
+import { compileReasons, firstBit, holdingMask, remapMask, type ReasonTable } from './reasons.js';
 import { clearEvents, newDevice, newNode, resetForBoot, type DeviceState, type NodeState } from './state.js';
+import { formatTimestamp, parseTimestamp } from './time.js';
 import { windowMask } from './window.js';
 
 /** Everything derived from one rules value. */
@@ -79,18 +95,24 @@ const LEFT_OUT: DeviceObservation = Object.freeze({
 
 const NO_TRANSITIONS: Transition[] = [];
 
+/** The two time-driven overlays, in the order they fire on equal deadlines. */
+const TIMED_OVERLAYS = [AGENT_UNREACHABLE, COLLECTOR_ERROR] as const;
+type TimedOverlay = (typeof TIMED_OVERLAYS)[number];
+
 class Engine implements ReloadableEngine {
   #c: Compiled;
   readonly #nodes = new Map<string, NodeState>();
+  readonly #deadlines = new DeadlineQueue<NodeState>();
   #known = new Set<string>();
   #devices = 0;
+  #fired = 0;
 
   constructor(rules: Rules) {
     this.#c = compile(rules);
   }
 
   observe(snapshot: Snapshot, now: number): ObserveResult {
-    const t = Date.parse(snapshot.collected_at);
+    const t = parseTimestamp(snapshot.collected_at);
     if (t > now + this.#c.futureMs)
       return { accepted: false, dropped: 'future', transitions: NO_TRANSITIONS };
     const node = this.#node(snapshot.node);
@@ -100,28 +122,32 @@ class Engine implements ReloadableEngine {
     if (verdict === 'new-boot') node.epoch++;
 
     const out: Transition[] = [];
-    if (!Number.isNaN(node.lastSeen)) this.#expire(node, now, false, out);
+    if (!Number.isNaN(node.lastSeen)) this.#expire(node, now, out);
     if (!(node.lastSeen >= now)) node.lastSeen = now;
-    const at = Number.isNaN(node.lastT) || t > node.lastT ? t : node.lastT;
-    node.lastT = at;
-
-    let overlays = node.overlays & ~AGENT_UNREACHABLE;
+    if (!(node.observedAt >= t)) node.observedAt = t;
+    node.overlays &= ~AGENT_UNREACHABLE;
+    let stamp = now;
     if (snapshot.cached) {
+      // A resend of the last good sample: alive, but no new data (no device, no lastT).
       if (Number.isNaN(node.cachedSince)) node.cachedSince = now;
     } else {
       node.cachedSince = Number.NaN;
-      overlays &= ~COLLECTOR_ERROR;
-      this.#apply(node, normalise(snapshot), at);
+      node.overlays &= ~COLLECTOR_ERROR;
+      stamp = Number.isNaN(node.lastT) || t > node.lastT ? t : node.lastT;
+      node.lastT = stamp;
+      this.#apply(node, normalise(snapshot), stamp);
     }
-    node.overlays = overlays;
-    this.#publish(node, at, out);
+    this.#arm(node);
+    this.#publish(node, stamp, out);
     return { accepted: true, transitions: out };
   }
 
   tick(now: number): Transition[] {
     const out: Transition[] = [];
-    for (const node of this.#nodes.values()) {
-      if (!Number.isNaN(node.lastSeen)) this.#expire(node, now, true, out);
+    const queue = this.#deadlines;
+    for (let top = queue.peek(); top !== undefined && top.at <= now; top = queue.peek()) {
+      queue.pop();
+      this.#due(top, out);
     }
     return out;
   }
@@ -161,6 +187,9 @@ class Engine implements ReloadableEngine {
         d.clean = 0;
         d.warnSince = Number.NaN;
       }
+      // A cleared cause no longer explains the state: what is still active does.
+      if (d.state === 'healthy') forgetCause(d);
+      else if (d.active !== 0) recordCause(d, table, true);
     }
     const out: Transition[] = [];
     this.#publish(node, now, out);
@@ -185,12 +214,23 @@ class Engine implements ReloadableEngine {
     return this.#devices;
   }
 
+  stats(): EngineStats {
+    const { pushes, pops } = this.#deadlines.counters;
+    return { nodes: this.#nodes.size, queued: this.#deadlines.size, pushes, pops, fired: this.#fired };
+  }
+
   setRules(rules: Rules): void {
-    const from = this.#c.sample.table;
+    const before = this.#c;
     this.#c = compile(rules);
+    const from = before.sample.table;
     const to = this.#c.sample.table;
     for (const node of this.#nodes.values()) {
       for (const d of node.devices.values()) remapDevice(d, from, to);
+    }
+    // Shorter thresholds move pending deadlines earlier than their queued entries: queue
+    // them again (longer ones need nothing: an early entry re-queues itself when it pops).
+    if (this.#c.staleMs < before.staleMs || this.#c.collectorMs < before.collectorMs) {
+      for (const node of this.#nodes.values()) this.#arm(node);
     }
   }
 
@@ -201,7 +241,7 @@ class Engine implements ReloadableEngine {
   #node(name: string): NodeState {
     let node = this.#nodes.get(name);
     if (!node) {
-      node = newNode(name);
+      node = newNode(name, this.#nodes.size);
       this.#nodes.set(name, node);
     }
     return node;
@@ -240,31 +280,80 @@ class Engine implements ReloadableEngine {
 
   #step(device: DeviceState, obs: DeviceObservation, t: number): void {
     const c = this.#c;
+    const { table } = c.sample;
     const active = evaluateSample(device, obs, c.sample);
     device.active = active;
     device.temperature = obs.temperature_c;
     device.power = obs.power_w;
     device.ecc = obs.ecc_errors;
     device.link = obs.pcie_link_status;
-    advance(device, active, c.sample.table.critical, t, c.timing);
+    const changed = advance(device, active, table.critical, t, c.timing);
+    if (device.state === 'healthy') forgetCause(device);
+    else recordCause(device, table, changed);
   }
 
-  /** Fires the node's overlay deadlines due by `now` (inclusive or strictly before). */
-  #expire(node: NodeState, now: number, inclusive: boolean, out: Transition[]): void {
-    const due = (deadline: number): boolean => (inclusive ? deadline <= now : deadline < now);
-    const stale = (node.overlays & AGENT_UNREACHABLE) === 0 ? node.lastSeen + this.#c.staleMs : Number.NaN;
-    const failing =
-      (node.overlays & COLLECTOR_ERROR) === 0 ? node.cachedSince + this.#c.collectorMs : Number.NaN;
-    const order: Array<[number, number]> = [
-      [stale, AGENT_UNREACHABLE],
-      [failing, COLLECTOR_ERROR],
-    ];
-    if (failing < stale) order.reverse();
-    for (const [deadline, bit] of order) {
-      if (Number.isNaN(deadline) || !due(deadline)) continue;
-      node.overlays |= bit;
-      this.#publish(node, deadline, out);
+  /** The pending deadline of one timed overlay of a node; NaN when none is pending. */
+  #deadline(node: NodeState, overlay: TimedOverlay): number {
+    if ((node.overlays & overlay) !== 0) return Number.NaN;
+    return overlay === AGENT_UNREACHABLE
+      ? node.lastSeen + this.#c.staleMs
+      : node.cachedSince + this.#c.collectorMs;
+  }
+
+  /** Keeps the queue's invariant for a node: each pending deadline has a live entry at or before it. */
+  #arm(node: NodeState): void {
+    for (const overlay of TIMED_OVERLAYS) {
+      const deadline = this.#deadline(node, overlay);
+      if (Number.isNaN(deadline)) continue;
+      const live = overlay === AGENT_UNREACHABLE ? node.staleEntry : node.collectorEntry;
+      if (live !== null && live.at <= deadline) continue;
+      this.#queue(node, overlay, deadline);
     }
+  }
+
+  #queue(node: NodeState, overlay: TimedOverlay, at: number): void {
+    const entry = this.#deadlines.push(at, node, node.order, overlay);
+    if (overlay === AGENT_UNREACHABLE) node.staleEntry = entry;
+    else node.collectorEntry = entry;
+  }
+
+  /**
+   * A popped entry whose time has come: dropped when superseded or no longer pending,
+   * fired when it is the deadline itself, otherwise queued again at the real deadline
+   * (even a due one, so that deadlines fire in time order across the queue).
+   */
+  #due(entry: DeadlineEntry<NodeState>, out: Transition[]): void {
+    const node = entry.key;
+    const overlay = entry.kind as TimedOverlay;
+    const live = overlay === AGENT_UNREACHABLE ? node.staleEntry : node.collectorEntry;
+    if (live !== entry) return;
+    if (overlay === AGENT_UNREACHABLE) node.staleEntry = null;
+    else node.collectorEntry = null;
+    const deadline = this.#deadline(node, overlay);
+    if (Number.isNaN(deadline)) return;
+    if (deadline !== entry.at) {
+      this.#queue(node, overlay, deadline);
+      return;
+    }
+    this.#fire(node, overlay, deadline, out);
+  }
+
+  /** Fires the node's own deadlines strictly before `now`, in time order (observe's rule). */
+  #expire(node: NodeState, now: number, out: Transition[]): void {
+    const stale = this.#deadline(node, AGENT_UNREACHABLE);
+    const failing = this.#deadline(node, COLLECTOR_ERROR);
+    const first: TimedOverlay = failing < stale ? COLLECTOR_ERROR : AGENT_UNREACHABLE;
+    const second: TimedOverlay = first === AGENT_UNREACHABLE ? COLLECTOR_ERROR : AGENT_UNREACHABLE;
+    for (const overlay of [first, second]) {
+      const deadline = overlay === AGENT_UNREACHABLE ? stale : failing;
+      if (deadline < now) this.#fire(node, overlay, deadline, out); // false for NaN
+    }
+  }
+
+  #fire(node: NodeState, overlay: TimedOverlay, at: number, out: Transition[]): void {
+    this.#fired++;
+    node.overlays |= overlay;
+    this.#publish(node, at, out);
   }
 
   /** Emits a transition for every device whose published status changed. */
@@ -274,7 +363,7 @@ class Engine implements ReloadableEngine {
       const status = publishedStatus(device.state, node.overlays);
       if (status === device.published) continue;
       out.push({
-        at: iso(at),
+        at: formatTimestamp(at),
         node: node.name,
         npu: device.id,
         key: device.key,
@@ -286,6 +375,26 @@ class Engine implements ReloadableEngine {
       device.publishedSince = at;
     }
   }
+}
+
+/**
+ * Records why a device is not healthy: the first active reason that holds its state by
+ * itself (reasons.ts `holdingMask`), so the cause is always the reason that last held it
+ * there. When none does, the cause stays, unless `orActive` (the state just changed, as a
+ * failure after 180 s of degradation, which its warnings caused; or an operator clear
+ * removed the cause): then the first active reason.
+ */
+function recordCause(device: DeviceState, table: ReasonTable, orActive: boolean): void {
+  const holding = holdingMask(table, device.state, device.active);
+  const bit = firstBit(holding !== 0 ? holding : orActive ? device.active : 0);
+  if (bit < 0) return;
+  device.cause = table.names[bit] ?? device.cause;
+  device.causeCritical = ((1 << bit) & table.critical) !== 0;
+}
+
+function forgetCause(device: DeviceState): void {
+  device.cause = null;
+  device.causeCritical = false;
 }
 
 function remapDevice(device: DeviceState, from: ReasonTable, to: ReasonTable): void {

@@ -8,7 +8,7 @@
  * one stays until a new boot or an operator clear. An XID event is new when its (xid, at)
  * was not in the device's previous sample, so an agent's rolling list does not re-fire it.
  */
-import type { DeviceObservation } from '../../contracts/device.js';
+import type { DeviceObservation } from '../../contracts/index.js';
 import type { ReasonTable } from './reasons.js';
 import type { DeviceState } from './state.js';
 import { inWindow, increased, nextBaseline, popcount, pushSample } from './window.js';

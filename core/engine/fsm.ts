@@ -19,6 +19,13 @@
  * | degraded        | degraded for ≥ fail (180 s) and a reason active now         | failed   |
  * | failed          | `clean` ≥ recover (5)                                       | healthy  |
  *
+ * Degraded → failed needs a reason active in the sample that reaches 180 s (a deliberate
+ * reading of CONTRACT §2.4's "degraded for 180 s"): a device whose warnings went quiet and
+ * that is waiting out its 5 clean samples is recovering, and the clock alone must not fail
+ * it. It stays degraded (published with the warning that degraded it) and turns healthy on
+ * its 5th clean sample; if a reason returns first, it never stopped being degraded, so that
+ * sample fails it at once when 180 s have passed.
+ *
  * "Without a gap": `warnSince` is the collected_at of the first sample of the current run
  * of samples that each had *some* warning reason (they may take turns); a sample without
  * any warning ends the run. Latched reasons stay in the active mask until a new boot or an

@@ -7,9 +7,12 @@ export type {
   DetectionEngine,
   DeviceStatus,
   DropReason,
+  EngineStats,
   ObserveResult,
   PublisherInfo,
   ReloadableEngine,
   Transition,
 } from './api.js';
 export { compareText } from './document.js';
+export { formatTimestamp, parseTimestamp } from './time.js';
+export { admit, newBootTrack, type BootTrack } from './dedup.js';

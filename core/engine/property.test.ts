@@ -1,9 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { publishedDocumentSchema } from '../../contracts/published.js';
-import type { Snapshot } from '../../contracts/snapshot.js';
-import { runReplay } from '../../cli/replay.js';
-import { createEngine, type Transition } from './index.js';
+import { publishedDocumentSchema, rulesSchema, type Snapshot } from '../../contracts/index.js';
+import { createEngine, parseTimestamp, type Transition } from './index.js';
 import { at, gpuSnapshot, npuSnapshot, type NpuSpec } from './testing.js';
 
 const RUNS = { numRuns: 60 };
@@ -77,12 +75,12 @@ describe('properties of the engine', () => {
     );
   });
 
-  it('renders a valid document, with consistent counts, after any sequence of events', () => {
+  it('renders a valid document, reasons null exactly when healthy, overlays on time, after any sequence of events', () => {
     const event = fc.oneof(
       fc.record({
         kind: fc.constant('npu' as const),
         node: fc.constantFrom('n1', 'n2', 'n3'),
-        dt: fc.integer({ min: 0, max: 8 }),
+        dt: fc.integer({ min: 0, max: 8000 }),
         cached: fc.boolean(),
         npus: fc.array(
           fc.oneof(
@@ -94,7 +92,7 @@ describe('properties of the engine', () => {
       }),
       fc.record({
         kind: fc.constant('gpu' as const),
-        dt: fc.integer({ min: 0, max: 8 }),
+        dt: fc.integer({ min: 0, max: 8000 }),
         xid: fc.constantFrom(48, 63, 79, 13),
         lost: fc.boolean(),
       }),
@@ -104,109 +102,138 @@ describe('properties of the engine', () => {
         ready: fc.boolean(),
       }),
       fc.record({ kind: fc.constant('clear' as const), node: fc.constantFrom('n1', 'g1') }),
-      fc.record({ kind: fc.constant('tick' as const), dt: fc.integer({ min: 0, max: 20 }) }),
+      fc.record({ kind: fc.constant('tick' as const), dt: fc.integer({ min: 0, max: 20000 }) }),
+      fc.record({
+        kind: fc.constant('rules' as const),
+        stale: fc.constantFrom(2, 5, 9),
+        collector: fc.constantFrom(3, 10, 20),
+      }),
     );
+    // Twenty known nodes, so three stale ones never read as an ingest outage (every overlay is listed).
+    const known = ['n1', 'n2', 'n3', 'g1', ...Array.from({ length: 16 }, (_, i) => `idle-${i}`)];
     fc.assert(
       fc.property(fc.array(event, { maxLength: 60 }), (events) => {
         const engine = createEngine();
-        engine.setKnownNodes(['n1', 'n2', 'n3', 'g1', 'n9']);
-        let t = 0;
+        engine.setKnownNodes(known);
+        const model = new OverlayModel();
+        let ms = 0;
         let seq = 0;
-        const check = (): void => {
-          const doc = publishedDocumentSchema.parse(engine.document(at(t), { identity: 'p', term: 3 }));
+        const lastFresh = new Map<string, number>();
+        const check = (transitions: Transition[]): void => {
+          for (const x of transitions) expect(x.reason === null).toBe(x.to === 'healthy');
+          const doc = publishedDocumentSchema.parse(
+            engine.document(at(ms / 1000), { identity: 'p', term: 3 }),
+          );
           const c = doc.cluster_summary;
           expect(c.total).toBe(c.healthy + c.degraded + c.failed + c.unknown);
           expect(c.total).toBe(engine.deviceCount());
+          for (const name of known) expect(doc.nodes[name]?.agent ?? 'ok').toBe(model.agent(name));
           for (const node of Object.values(doc.nodes)) {
-            // Only devices not healthy or with a signal are listed, and reason is the first reason.
-            expect(node.npus.every((d) => d.status !== 'healthy' || d.signals.length > 0)).toBe(true);
-            expect(node.npus.every((d) => d.reason === null || d.reasons.includes(d.reason))).toBe(true);
+            for (const d of node.npus) {
+              // Listed devices are not healthy or have a signal; a healthy one has no reason,
+              // any other one always has one (active, or the cause that put it there).
+              expect(d.status !== 'healthy' || d.signals.length > 0).toBe(true);
+              expect(d.reason === null).toBe(d.status === 'healthy');
+              expect(d.signals.every((x) => d.reasons.includes(x))).toBe(true);
+            }
             expect(node.summary.total).toBe(
               node.summary.healthy + node.summary.degraded + node.summary.failed + node.summary.unknown,
             );
           }
           expect(doc.unobserved).toEqual(doc.unobserved.slice().sort());
         };
+        const observe = (snapshot: Snapshot): Transition[] => {
+          model.observe(snapshot.node, snapshot.cached, at(ms / 1000));
+          return engine.observe(snapshot, at(ms / 1000)).transitions;
+        };
         for (const e of events) {
+          let out: Transition[] = [];
           if (e.kind === 'npu') {
-            t += e.dt;
-            engine.observe(
-              npuSnapshot(
-                { node: e.node, seq: ++seq, t, cached: e.cached },
-                e.npus.map((n, i) => ({ ...n, npu: i })),
-              ),
-              at(t),
-            );
+            ms += e.dt;
+            // A cached resend carries the collected_at of the node's last fresh sample (CONTRACT §1).
+            const t = e.cached ? (lastFresh.get(e.node) ?? ms) / 1000 : ms / 1000;
+            if (!e.cached) lastFresh.set(e.node, ms);
+            const npus = e.npus.map((n, i) => ({ ...n, npu: i }));
+            out = observe(npuSnapshot({ node: e.node, seq: ++seq, t, cached: e.cached }, npus));
           } else if (e.kind === 'gpu') {
-            t += e.dt;
-            engine.observe(
-              gpuSnapshot({ node: 'g1', seq: ++seq, t }, [
-                { index: 0, xids: [{ xid: e.xid, at: null }] },
-                { index: 1, lost: e.lost },
-              ]),
-              at(t),
-            );
-          } else if (e.kind === 'ready') engine.setNodeReady(e.node, e.ready, at(t));
-          else if (e.kind === 'clear') engine.clear(e.node, undefined, at(t));
-          else {
-            t += e.dt;
-            engine.tick(at(t));
+            ms += e.dt;
+            const gpus = [
+              { index: 0, xids: [{ xid: e.xid, at: null }] },
+              { index: 1, lost: e.lost },
+            ];
+            out = observe(gpuSnapshot({ node: 'g1', seq: ++seq, t: ms / 1000 }, gpus));
+          } else if (e.kind === 'ready') out = engine.setNodeReady(e.node, e.ready, at(ms / 1000));
+          else if (e.kind === 'clear') out = engine.clear(e.node, undefined, at(ms / 1000));
+          else if (e.kind === 'rules') {
+            const overlays = { agent_unreachable_s: e.stale, collector_error_s: e.collector };
+            engine.setRules(rulesSchema.parse({ overlays }));
+            model.setRules(e.stale * 1000, e.collector * 1000);
+          } else {
+            ms += e.dt;
+            out = engine.tick(at(ms / 1000));
+            model.tick(at(ms / 1000));
+            for (const x of out.filter((y) => y.reason === 'agent-unreachable'))
+              expect(parseTimestamp(x.at)).toBe(model.staleAt.get(x.node));
           }
-          check();
+          check(out);
         }
       }),
       RUNS,
     );
   });
-
-  it('replays deterministically, whatever the interleaving of different nodes', () => {
-    const nodeTrace = fc.array(
-      fc.tuple(
-        fc.integer({ min: 0, max: 7 }),
-        fc.oneof(
-          benignNpu,
-          criticalNpu.map((c) => c.spec),
-        ),
-        fc.integer({ min: 0, max: 3 }),
-      ),
-      { minLength: 1, maxLength: 25 },
-    );
-    fc.assert(
-      fc.property(
-        fc.array(nodeTrace, { minLength: 2, maxLength: 4 }),
-        fc.infiniteStream(fc.nat()),
-        (traces, picks) => {
-          const perNode = traces.map((trace, n) => {
-            let t = 0;
-            return trace.map(([dt, spec, seqJump], i) => {
-              t += dt;
-              // seqJump 0 repeats the previous seq: a duplicate for dedup to drop.
-              return npuSnapshot({ node: `node-${n}`, seq: i + (seqJump === 0 ? 0 : 1), t: t + n / 10 }, [
-                spec,
-              ]);
-            });
-          });
-          const sorted = perNode.flat();
-          // A random interleaving that keeps each node's own order.
-          const queues = perNode.map((q) => [...q]);
-          const mixed: Snapshot[] = [];
-          const it = picks[Symbol.iterator]();
-          while (queues.some((q) => q.length > 0)) {
-            const open = queues.filter((q) => q.length > 0);
-            const q = open[(it.next().value as number) % open.length] as Snapshot[];
-            mixed.push(q.shift() as Snapshot);
-          }
-          const a = runReplay(sorted);
-          const b = runReplay(mixed);
-          expect(b.transitions).toEqual(a.transitions);
-          expect(JSON.stringify(b.document)).toBe(JSON.stringify(a.document));
-          expect(runReplay(mixed).transitions).toEqual(b.transitions);
-        },
-      ),
-      RUNS,
-    );
-  });
 });
+
+/**
+ * A reference of the two timed overlays, straight from CONTRACT §2.5 with no queue: what
+ * the engine's deadline heap must agree with after every call.
+ */
+class OverlayModel {
+  #staleMs = 5000;
+  #collectorMs = 10000;
+  readonly #lastSeen = new Map<string, number>();
+  readonly #cachedSince = new Map<string, number>();
+  readonly #stale = new Set<string>();
+  readonly #failing = new Set<string>();
+  /** When each node last went stale. */
+  readonly staleAt = new Map<string, number>();
+
+  observe(node: string, cached: boolean, now: number): void {
+    this.#expire(node, (deadline) => deadline < now);
+    this.#lastSeen.set(node, Math.max(now, this.#lastSeen.get(node) ?? now));
+    this.#stale.delete(node);
+    if (cached) {
+      if (!this.#cachedSince.has(node)) this.#cachedSince.set(node, now);
+    } else {
+      this.#cachedSince.delete(node);
+      this.#failing.delete(node);
+    }
+  }
+
+  tick(now: number): void {
+    for (const node of this.#lastSeen.keys()) this.#expire(node, (deadline) => deadline <= now);
+  }
+
+  setRules(staleMs: number, collectorMs: number): void {
+    this.#staleMs = staleMs;
+    this.#collectorMs = collectorMs;
+  }
+
+  agent(node: string): 'ok' | 'stale' | 'collector-error' {
+    if (this.#stale.has(node)) return 'stale';
+    return this.#failing.has(node) ? 'collector-error' : 'ok';
+  }
+
+  #expire(node: string, due: (deadline: number) => boolean): void {
+    const seen = this.#lastSeen.get(node);
+    if (seen !== undefined && !this.#stale.has(node) && due(seen + this.#staleMs)) {
+      this.#stale.add(node);
+      this.staleAt.set(node, seen + this.#staleMs);
+    }
+    const since = this.#cachedSince.get(node);
+    if (since !== undefined && !this.#failing.has(node) && due(since + this.#collectorMs))
+      this.#failing.add(node);
+  }
+}
 
 describe('labelled traces from small generators', () => {
   /** `seconds` of samples above 85 °C, one per second: degraded iff high-temp (from t=2) lasted 60 s. */

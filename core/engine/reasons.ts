@@ -13,7 +13,8 @@
  * `collector-error`) follow; the overlays live on the node (overlays.ts), and no snapshot
  * carries a canary result, so neither takes a device bit.
  */
-import { DEFAULT_FAULT_CODES, type Rules, type Severity } from '../../contracts/rules.js';
+import { DEFAULT_FAULT_CODES, type Rules, type Severity } from '../../contracts/index.js';
+import type { DeviceStatus } from './api.js';
 
 /** The compiled reason registry of one rules value. */
 export interface ReasonTable {
@@ -151,17 +152,31 @@ export function remapMask(mask: number, from: ReasonTable, to: ReasonTable): num
 }
 
 /**
+ * The active reasons that on their own hold a device in `state`: any reason keeps a
+ * device `unknown` (no clean sample yet) or `degraded` (every active reason of a degraded
+ * device is a warning, which is what degrades); only a critical reason holds it `failed`
+ * (a warning fails nothing by itself, only through 180 s of degradation). Healthy: none.
+ */
+export function holdingMask(table: ReasonTable, state: DeviceStatus, active: number): number {
+  if (state === 'healthy') return 0;
+  return state === 'failed' ? active & table.critical : active;
+}
+
+/**
  * The active reasons that have not changed the status (published as `signals`):
  * everything while healthy or unknown; nothing while degraded (its warnings are why);
- * the warnings of a device failed by a critical reason. A device failed through 180 s of
- * degradation (no critical reason active) was failed by its warnings: no signals.
+ * the warnings of a device failed by a critical reason (`failedByCritical`: one is active
+ * now, or one caused the failure). A device failed through 180 s of degradation was failed
+ * by its warnings: no signals.
  */
 export function signalMask(
   table: ReasonTable,
-  status: 'unknown' | 'healthy' | 'degraded' | 'failed',
+  state: DeviceStatus,
   active: number,
+  failedByCritical = false,
 ): number {
-  if (status === 'healthy' || status === 'unknown') return active;
-  if (status === 'failed' && (active & table.critical) !== 0) return active & ~table.critical;
+  if (state === 'healthy' || state === 'unknown') return active;
+  if (state === 'failed' && (failedByCritical || (active & table.critical) !== 0))
+    return active & ~table.critical;
   return 0;
 }

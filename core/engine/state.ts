@@ -2,8 +2,9 @@
  * The engine's in-memory state: one NodeState per node, one DeviceState per device key.
  * Plain mutable records, updated in place on every sample (no cloning on the hot path).
  */
-import type { DeviceKind, DeviceObservation } from '../../contracts/device.js';
+import type { DeviceKind, DeviceObservation } from '../../contracts/index.js';
 import type { DeviceStatus } from './api.js';
+import type { DeadlineEntry } from './deadlines.js';
 import { newBootTrack, type BootTrack } from './dedup.js';
 import { initialFsm, type FsmState } from './fsm.js';
 
@@ -38,6 +39,15 @@ export interface DeviceState extends FsmState {
   xidSeen: Set<string> | null;
   /** Latched reason bits. */
   latched: number;
+  /**
+   * Why the device is in its state when it is not healthy: the reason that last held it
+   * there (engine.ts `recordCause`). Published while no active reason holds the state
+   * (document.ts `publishedReason`), so a degraded device waiting out its clean samples
+   * still says why; a name, not a bit, so a rules reload cannot lose it. Null while healthy.
+   */
+  cause: string | null;
+  /** True when `cause` was a critical reason (a failure, not 180 s of degradation). */
+  causeCritical: boolean;
   /** Active reason bits of the last sample, latched ones included. */
   active: number;
   temperature: number | null;
@@ -49,6 +59,8 @@ export interface DeviceState extends FsmState {
 /** Everything the engine keeps about one node. */
 export interface NodeState {
   readonly name: string;
+  /** Creation order among the engine's nodes (breaks ties between equal deadlines). */
+  readonly order: number;
   boot: BootTrack;
   /** Increments at each new boot_id; devices with an older epoch get new baselines. */
   epoch: number;
@@ -56,27 +68,36 @@ export interface NodeState {
   sampleNo: number;
   /** Receiver clock (ms) of the newest accepted snapshot; NaN before the first. */
   lastSeen: number;
-  /** Largest collected_at (ms) accepted: the node's duration clock, kept monotone. */
+  /** Largest collected_at (ms) of an applied (fresh) snapshot: the duration clock, monotone. */
   lastT: number;
+  /** Largest collected_at (ms) of any accepted snapshot, cached ones included (`observed_at`). */
+  observedAt: number;
   /** Receiver clock when the current run of cached snapshots began; NaN when not in one. */
   cachedSince: number;
   /** Overlay bits (overlays.ts). */
   overlays: number;
   devices: Map<string, DeviceState>;
+  /** The live queue entries of the agent-unreachable and collector-error deadlines (deadlines.ts). */
+  staleEntry: DeadlineEntry<NodeState> | null;
+  collectorEntry: DeadlineEntry<NodeState> | null;
 }
 
 /** A node with nothing observed yet. */
-export function newNode(name: string): NodeState {
+export function newNode(name: string, order: number): NodeState {
   return {
     name,
+    order,
     boot: newBootTrack(),
     epoch: 0,
     sampleNo: 0,
     lastSeen: Number.NaN,
     lastT: Number.NaN,
+    observedAt: Number.NaN,
     cachedSince: Number.NaN,
     overlays: 0,
     devices: new Map(),
+    staleEntry: null,
+    collectorEntry: null,
   };
 }
 
@@ -102,6 +123,8 @@ export function newDevice(obs: DeviceObservation, t: number, epoch: number): Dev
     xidAt: null,
     xidSeen: null,
     latched: 0,
+    cause: null,
+    causeCritical: false,
     active: 0,
     temperature: null,
     power: null,

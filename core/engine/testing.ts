@@ -2,7 +2,7 @@
  * Test helpers: terse builders of validated snapshots for engine, property and golden
  * tests. Pure; times are seconds after T0.
  */
-import { snapshotSchema, type Snapshot, type SnapshotInput } from '../../contracts/snapshot.js';
+import { type Snapshot, type SnapshotInput, snapshotSchema } from '../../contracts/index.js';
 
 /** 2026-11-29T08:00:00Z, the epoch of every test trace. */
 export const T0 = Date.parse('2026-11-29T08:00:00.000Z');
@@ -52,6 +52,8 @@ export interface EnvelopeSpec {
   seq: number;
   /** collected_at, seconds after T0. */
   t: number;
+  /** collected_at as written, instead of `t` (sub-millisecond times). */
+  collectedAt?: string;
   cached?: boolean;
 }
 
@@ -109,7 +111,7 @@ function envelope(env: EnvelopeSpec, payload: Record<string, unknown>): Snapshot
     node: env.node ?? 'node-a',
     boot_id: env.boot ?? 'boot-1',
     seq: env.seq,
-    collected_at: isoAt(env.t),
+    collected_at: env.collectedAt ?? isoAt(env.t),
     collector: 'sim',
     cached: env.cached ?? false,
     payload: payload as SnapshotInput['payload'],

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_RULES, rulesSchema } from '../../contracts/rules.js';
+import { DEFAULT_RULES, rulesSchema } from '../../contracts/index.js';
 import { admit, newBootTrack, RETIRED_BOOTS } from './dedup.js';
 import { advance, initialFsm, type FsmState } from './fsm.js';
 import {
@@ -11,7 +11,7 @@ import {
   overlayNames,
   publishedStatus,
 } from './overlays.js';
-import { compileReasons, firstReason, reasonNames, remapMask, signalMask } from './reasons.js';
+import { compileReasons, firstReason, holdingMask, reasonNames, remapMask, signalMask } from './reasons.js';
 import { inWindow, increased, nextBaseline, popcount, pushSample, windowMask } from './window.js';
 
 const timing = { degradeMs: 60_000, failMs: 180_000, recoverSamples: 5 };
@@ -244,7 +244,16 @@ describe('reasons', () => {
     expect(signalMask(table, 'healthy', W)).toBe(W);
     expect(signalMask(table, 'degraded', W)).toBe(0);
     expect(signalMask(table, 'failed', W | C)).toBe(W);
-    expect(signalMask(table, 'failed', W)).toBe(0);
+    expect(signalMask(table, 'failed', W)).toBe(0); // failed through 180 s of degradation
+    expect(signalMask(table, 'failed', W, true)).toBe(W); // failed by a critical reason, now quiet
+  });
+
+  it('holds unknown and degraded on any reason, failed only on a critical one, healthy on none', () => {
+    expect(holdingMask(table, 'unknown', W)).toBe(W);
+    expect(holdingMask(table, 'degraded', W)).toBe(W);
+    expect(holdingMask(table, 'failed', W)).toBe(0);
+    expect(holdingMask(table, 'failed', W | C)).toBe(C);
+    expect(holdingMask(table, 'healthy', W | C)).toBe(0);
   });
 });
 
