@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { median } from '../bench/measure.js';
 import { buildWorkload, devicesIn } from '../bench/workload.js';
 import { bench } from './bench.js';
-import type { CliIO } from './io.js';
+import { memoryIO } from './testing.js';
 
 // No timing here: the benchmark itself runs only as `npm run bench`. These check that the
 // workload is the size it claims, so the figures it reports are per what they say.
@@ -44,20 +44,14 @@ describe('median', () => {
 
 describe('npu-fault bench arguments', () => {
   const run = async (args: string[]): Promise<{ code: number; out: string; err: string }> => {
-    let out = '';
-    let err = '';
-    const io: CliIO = {
-      stdout: (t) => void (out += t),
-      stderr: (t) => void (err += t),
-      readFile: () => Promise.reject(new Error('none')),
-      isTTY: false,
-    };
-    return { code: await bench(args, io), out, err };
+    const io = memoryIO();
+    return { code: await bench(args, io), out: io.out, err: io.err };
   };
 
   it.each([
-    [['--devices'], '--devices needs a whole number >= 1'],
-    [['--seconds', '0'], '--seconds needs a whole number >= 1'],
+    [['--devices'], '--devices needs a value'],
+    [['--seconds', '0'], "--seconds must be a whole number >= 1, not '0'"],
+    [['--runs=2.5'], "--runs must be a whole number >= 1, not '2.5'"],
     [['--fast'], "unknown option '--fast'"],
   ])('rejects %j with exit 2 before measuring anything', async (args, message) => {
     const { code, out, err } = await run(args);

@@ -13,30 +13,11 @@ import { arch, availableParallelism, platform } from 'node:os';
 import { createEngine } from '../core/engine/index.js';
 import { measureMemory, measurePaths, measureThroughput, type Gc } from '../bench/measure.js';
 import { buildWorkload } from '../bench/workload.js';
-import { EXIT_DATA, settleArgs, type CliIO, type Subcommand } from './io.js';
+import { booleanOption, isExit, numberOption, settleCommandLine, type ParsedArgs } from './args.js';
+import { EXIT_DATA, type CliIO, type Subcommand } from './io.js';
+import { BENCH, MEMORY_SIZES, THROUGHPUT_TARGET } from './specs.js';
 
-/** Device-samples per second the state machine must sustain on one core. */
-export const THROUGHPUT_TARGET = 200_000;
-/** Fleet sizes whose heap per device is measured. */
-export const MEMORY_SIZES = [8_000, 80_000] as const;
-
-const HELP = `Usage: npu-fault bench [--devices N] [--seconds S] [--runs R] [--check]
-
-Measures the detection engine on one core, with snapshots built up front (not timed):
-  1. state-machine throughput: engine.observe over N devices x S samples, median of R runs
-     after a warm-up run (target >= ${THROUGHPUT_TARGET.toLocaleString('en-US')} device-samples/s)
-  2. heap per tracked device for engines tracking ${MEMORY_SIZES.map((n) => n.toLocaleString('en-US')).join(' and ')} devices (forced GC)
-  3. normalisation, snapshot validation (JSON.parse + zod) and document rendering
-
-Options:
-  --devices N   devices in the throughput workload (default 8000: 1,000 nodes of 8)
-  --seconds S   samples per device (default 60)
-  --runs R      timed runs (default 5)
-  --check       exit 1 when throughput is under the target
-  -h, --help    this text
-
-The last line of output is one JSON object with every figure.
-`;
+export { MEMORY_SIZES, THROUGHPUT_TARGET };
 
 interface BenchArgs {
   devices: number;
@@ -47,22 +28,15 @@ interface BenchArgs {
 
 const CHILD_ENV = 'NPU_FAULT_BENCH_CHILD';
 
-function parseArgs(args: readonly string[]): BenchArgs | 'help' | string {
-  const out: BenchArgs = { devices: 8000, seconds: 60, runs: 5, check: false };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === '-h' || arg === '--help') return 'help';
-    if (arg === '--check') {
-      out.check = true;
-      continue;
-    }
-    const key = ({ '--devices': 'devices', '--seconds': 'seconds', '--runs': 'runs' } as const)[arg ?? ''];
-    if (!key) return `unknown option '${arg}'`;
-    const value = Number(args[++i]);
-    if (!Number.isInteger(value) || value < 1) return `${arg} needs a whole number >= 1`;
-    out[key] = value;
-  }
-  return out;
+function toBenchArgs(args: ParsedArgs): BenchArgs {
+  const whole = (name: string, fallback: number): number =>
+    numberOption(args, name, { integer: true, min: 1 }) ?? fallback;
+  return {
+    devices: whole('devices', 8000),
+    seconds: whole('seconds', 60),
+    runs: whole('runs', 5),
+    check: booleanOption(args, 'check'),
+  };
 }
 
 /** Re-runs this command under `node --expose-gc`, relaying its output; resolves to its exit code. */
@@ -88,8 +62,8 @@ const fmt = (n: number, digits = 0): string =>
 
 /** The bench subcommand. */
 export const bench: Subcommand = async (args: string[], io: CliIO): Promise<number> => {
-  const parsed = settleArgs('bench', parseArgs(args), HELP, io);
-  if (typeof parsed === 'number') return parsed;
+  const parsed = settleCommandLine(BENCH, args, io, toBenchArgs);
+  if (isExit(parsed)) return parsed.exit;
   const gcFn = (globalThis as { gc?: () => void }).gc;
   // Only the CLI entry point can be re-run as a script; anything else measures without GC.
   if (!gcFn && !process.env[CHILD_ENV] && /npu-fault(\.js)?$/.test(process.argv[1] ?? ''))

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { SCENARIO } from '../core/sim/index.js';
 import { createDemo } from './demo.js';
-import type { CliIO } from './io.js';
+import { memoryIO } from './testing.js';
 
 interface Run {
   code: number;
@@ -14,18 +14,11 @@ async function runDemo(
   args: string[],
   options: { isTTY?: boolean; env?: Record<string, string> } = {},
 ): Promise<Run> {
-  let out = '';
-  let err = '';
   const sleeps: number[] = [];
-  const io: CliIO = {
-    stdout: (text) => void (out += text),
-    stderr: (text) => void (err += text),
-    readFile: () => Promise.reject(new Error('the demo reads no file')),
-    isTTY: options.isTTY ?? false,
-  };
+  const io = memoryIO({}, { isTTY: options.isTTY ?? false });
   const demo = createDemo({ sleep: async (ms) => void sleeps.push(ms), env: options.env ?? {} });
   const code = await demo(args, io);
-  return { code, out, err, sleeps };
+  return { code, out: io.out, err: io.err, sleeps };
 }
 
 const ESC = String.fromCharCode(27);
@@ -130,13 +123,20 @@ describe('npu-fault demo', () => {
   it.each([
     [['--bogus'], "unknown option '--bogus'"],
     [['--speed'], '--speed needs a value'],
-    [['--speed', '0'], '--speed must be a positive number'],
+    [['--speed', '0'], "--speed must be a number > 0, not '0'"],
+    [['--speed=3', '--fast=yes'], '--fast takes no value'],
   ])('rejects %j with exit 2 and one line', async (args, message) => {
     const { code, out, err } = await runDemo(args);
     expect(code).toBe(2);
     expect(out).toBe('');
     expect(err).toContain(message);
     expect(err.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('takes --speed=<x> as well as --speed <x> (one parser for all subcommands)', async () => {
+    const { code, sleeps } = await runDemo(['--speed=50'], { isTTY: true });
+    expect(code).toBe(0);
+    expect(sleeps[0]).toBe(20);
   });
 
   it('prints its usage with --help', async () => {

@@ -21,21 +21,16 @@ import {
   type Scenario,
   type ScenarioStep,
 } from '../core/sim/index.js';
-import { EXIT_DATA, settleArgs, type CliIO, type Subcommand } from './io.js';
-
-const HELP = `Usage: npu-fault demo [--fast] [--speed <x>] [--seed <n>]
-
-Simulates a mixed 16-node accelerator fleet (910B, A3, 310P, H100) for five minutes,
-injects faults on a timeline (sustained heat, an ECC storm, a PCIe link down, a vanished
-card, a silent agent, an agent restart, a harmless temperature spike), feeds every
-snapshot through the detection engine and prints each change of a device's status.
-
-Options:
-  --fast         print everything at once (also the default when stdout is not a terminal)
-  --speed <x>    simulated seconds per wall-clock second (default 12: about 25 s in all)
-  --seed <n>     another seed: other noise, phases and delays; the same faults
-  -h, --help     this text
-`;
+import {
+  booleanOption,
+  isExit,
+  numberOption,
+  settleCommandLine,
+  stringOption,
+  type ParsedArgs,
+} from './args.js';
+import { EXIT_DATA, type CliIO, type Subcommand } from './io.js';
+import { DEMO } from './specs.js';
 
 /** Injected effects, so tests run the demo with no real time and a chosen environment. */
 export interface DemoDeps {
@@ -55,24 +50,13 @@ const DEFAULT_SPEED = 12;
 const NODE_WIDTH = 17;
 const DEVICE_WIDTH = 11;
 
-function parseArgs(args: readonly string[]): DemoArgs | 'help' | string {
-  const out: DemoArgs = { fast: false, speed: DEFAULT_SPEED, seed: 7 };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i];
-    if (arg === '-h' || arg === '--help') return 'help';
-    if (arg === '--fast') out.fast = true;
-    else if (arg === '--speed' || arg === '--seed') {
-      const value = args[++i];
-      if (value === undefined) return `${arg} needs a value`;
-      if (arg === '--seed') out.seed = /^\d+$/.test(value) ? Number(value) : value;
-      else {
-        out.speed = Number(value);
-        if (!Number.isFinite(out.speed) || out.speed <= 0)
-          return `--speed must be a positive number, not '${value}'`;
-      }
-    } else return `unknown option '${arg}'`;
-  }
-  return out;
+function toDemoArgs(args: ParsedArgs): DemoArgs {
+  const seed = stringOption(args, 'seed') ?? '7';
+  return {
+    fast: booleanOption(args, 'fast'),
+    speed: numberOption(args, 'speed', { above: 0 }) ?? DEFAULT_SPEED,
+    seed: /^\d+$/.test(seed) ? Number(seed) : seed,
+  };
 }
 
 /** ANSI styling that collapses to plain text when colour is off. */
@@ -254,8 +238,8 @@ const realSleep = (ms: number): Promise<void> => new Promise((resolve) => setTim
 export function createDemo(deps: DemoDeps = {}): Subcommand {
   const sleep = deps.sleep ?? realSleep;
   return async (args: string[], io: CliIO): Promise<number> => {
-    const parsed = settleArgs('demo', parseArgs(args), HELP, io);
-    if (typeof parsed === 'number') return parsed;
+    const parsed = settleCommandLine(DEMO, args, io, toDemoArgs);
+    if (isExit(parsed)) return parsed.exit;
     const env = deps.env ?? process.env;
     const paint = painter(io.isTTY && !env.NO_COLOR);
     const paced = io.isTTY && !parsed.fast;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { replay } from './replay.js';
-import type { CliIO } from './io.js';
+import { memoryIO } from './testing.js';
 
 const dir = new URL('../golden/', import.meta.url);
 const cases = readdirSync(dir)
@@ -10,16 +10,9 @@ const cases = readdirSync(dir)
   .sort();
 
 async function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIO = {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    readFile: async (path) => readFileSync(new URL(path, dir), 'utf8'),
-    isTTY: false,
-  };
+  const io = memoryIO({}, { fallback: (path) => readFileSync(new URL(path, dir), 'utf8'), chunkSize: 4096 });
   const code = await replay(args, io);
-  return { code, stdout, stderr };
+  return { code, stdout: io.out, stderr: io.err };
 }
 
 describe('golden vectors (golden/*.jsonl through npu-fault replay)', () => {

@@ -1,8 +1,11 @@
-/** What a subcommand may touch: its output streams and the file system, passed in for tests. */
+/** What a subcommand may touch: its output streams and its input files, passed in for tests. */
 export interface CliIO {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Reads a whole file as UTF-8; `-` is standard input. */
   readFile(path: string): Promise<string>;
+  /** Streams a file in chunks, for inputs larger than memory; `-` is standard input. */
+  readStream(path: string): AsyncIterable<Uint8Array | string>;
   /** True when stdout is a terminal (colour and live redraws are allowed). */
   isTTY: boolean;
 }
@@ -17,23 +20,13 @@ export const EXIT_DATA = 1;
 /** Exit code of a subcommand whose issue has not landed yet. */
 export const EXIT_NOT_IMPLEMENTED = 3;
 
-/**
- * Settles what a subcommand's argument parser returned: prints the help (exit 0) or a
- * one-line usage error (exit 2) and returns the exit code, or returns the parsed options.
- */
-export function settleArgs<T extends object>(
-  command: string,
-  parsed: T | 'help' | string,
-  help: string,
-  io: CliIO,
-): T | number {
-  if (parsed === 'help') {
-    io.stdout(help);
-    return 0;
-  }
-  if (typeof parsed === 'string') {
-    io.stderr(`npu-fault ${command}: ${parsed}; run 'npu-fault ${command} --help'\n`);
-    return EXIT_USAGE;
-  }
-  return parsed;
+/** The name a path goes by in messages (`-` is standard input). */
+export function inputName(path: string): string {
+  return path === '-' ? '<stdin>' : path;
+}
+
+/** `<file>: cannot read (ENOENT)`: the one line for an input that could not be read. */
+export function cannotRead(path: string, error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  return `${inputName(path)}: cannot read${typeof code === 'string' ? ` (${code})` : ''}`;
 }

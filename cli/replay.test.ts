@@ -1,26 +1,16 @@
 import { describe, expect, it } from '@jest/globals';
 import { publishedDocumentSchema } from '../contracts/published.js';
 import { isoAt, line, npuSnapshot } from '../core/engine/testing.js';
-import type { CliIO } from './io.js';
-import { parseSnapshots, replay } from './replay.js';
+import { replay } from './replay.js';
+import { memoryIO } from './testing.js';
 
 async function run(
   args: string[],
   files: Record<string, string>,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIO = {
-    stdout: (text) => void (stdout += text),
-    stderr: (text) => void (stderr += text),
-    readFile: async (path) => {
-      const text = files[path];
-      if (text === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
-      return text;
-    },
-    isTTY: false,
-  };
-  return { code: await replay(args, io), stdout, stderr };
+  const io = memoryIO(files);
+  const code = await replay(args, io);
+  return { code, stdout: io.out, stderr: io.err };
 }
 
 const trace = [0, 1, 2]
@@ -121,9 +111,9 @@ describe('npu-fault replay', () => {
     const result = await run(['--help'], {});
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(
-      'Usage: npu-fault replay <snapshots.jsonl> [--rules <file>] [--published]',
+      'Usage: npu-fault replay <snapshots.jsonl|-> [--rules <file>] [--published]',
     );
-    expect(result.stdout).toContain('the first bad line stops the replay');
+    expect(result.stdout).toContain('The first bad line stops the replay');
   });
 
   it('prints nothing for an empty file, and an empty valid document with --published', async () => {
@@ -134,9 +124,34 @@ describe('npu-fault replay', () => {
     expect(doc.node_count).toBe(0);
   });
 
-  it('parseSnapshots fills defaults and skips blank lines', () => {
-    const parsed = parseSnapshots('f', `\n${trace}\n   \n`);
-    expect(parsed).toHaveLength(3);
-    expect(parsed[0]?.cached).toBe(false);
+  it("reads standard input for '-'", async () => {
+    const result = await run(['-'], { '-': trace });
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim().split('\n')).toHaveLength(2);
+  });
+
+  it.each([
+    { name: '--rules=<file>', args: ['s.jsonl', '--rules=r.yaml'] },
+    { name: '--rules <file>', args: ['--rules', 'r.yaml', 's.jsonl'] },
+  ])('takes options in either spelling: $name', async ({ args }) => {
+    const result = await run(args, { 's.jsonl': trace, 'r.yaml': 'offline_power_w: 500\n' });
+    expect(result.stdout).toContain('"reason":"npu-offline"');
+  });
+
+  it('names the line of an over-long line without echoing it', async () => {
+    const huge = `{"x":"${'a'.repeat(17 * 1024 * 1024)}"}`;
+    const result = await run(['s.jsonl'], { 's.jsonl': `${trace}\n${huge}\n` });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(
+      /^npu-fault replay: s\.jsonl:4: longer than \d+ bytes; not a snapshot line\n$/,
+    );
+  });
+
+  it('quotes at most a short excerpt of a bad line', async () => {
+    const result = await run(['s.jsonl'], { 's.jsonl': `{"schema": ${' '.repeat(80_000)}x\n` });
+    expect(result.code).toBe(1);
+    expect(result.stderr.length).toBeLessThan(300);
+    expect(result.stderr).not.toContain('\r');
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { snapshotSchema } from './snapshot.js';
-import { readSharedJson } from '../test/fixtures.js';
+import { readExampleJson } from '../test/fixtures.js';
 
-const fixture = readSharedJson;
+const fixture = readExampleJson;
 
 describe('snapshot contract', () => {
   it.each(['snapshot-910b.json', 'snapshot-310p.json', 'snapshot-nvidia.json'])('accepts %s', (name) => {

@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { deviceObservationSchema } from '../contracts/device.js';
 import { snapshotSchema, type Snapshot } from '../contracts/snapshot.js';
-import { readSharedJson } from '../test/fixtures.js';
+import { readExampleJson } from '../test/fixtures.js';
 import { lowerHealth, normalise } from './normalise.js';
 
-const fixture = (name: string): Snapshot => snapshotSchema.parse(readSharedJson(name));
+const fixture = (name: string): Snapshot => snapshotSchema.parse(readExampleJson(name));
 
 const envelope = {
   schema: 'hdc.health/v1',
@@ -33,10 +33,10 @@ describe('normalise', () => {
       key: '0000:C1:00.0',
       resource_id: 'Ascend910-0',
       kind: 'npu',
-      model: '910B3',
+      model: '910B2',
       health: 'ok',
-      temperature_c: 55,
-      power_w: 102.8,
+      temperature_c: 52.5,
+      power_w: 181.4,
       ecc_errors: 0,
       ecc_uncorrectable: 0,
       pcie_link_status: 'up',

@@ -3,14 +3,14 @@ import { readFileSync } from 'node:fs';
 import { DEFAULT_RULES } from '../contracts/rules.js';
 import { createEngine } from '../core/engine/index.js';
 import { demoScenario, generateTrace, playScenario } from '../core/sim/index.js';
-import { readSharedJson } from '../test/fixtures.js';
+import { readExampleJson } from '../test/fixtures.js';
 import { renderSchemas, SCHEMA_BASE_URL, SCHEMA_DIR, SCHEMAS } from './emit-json-schemas.js';
 
 type Schema = Record<string, unknown>;
 const root = new URL('..', import.meta.url);
 const committed = (file: string): string => readFileSync(new URL(`${SCHEMA_DIR}/${file}`, root), 'utf8');
 const schema = (file: string): Schema => JSON.parse(committed(file)) as Schema;
-const fixture = (name: string): Record<string, unknown> => readSharedJson(name) as Record<string, unknown>;
+const fixture = (name: string): Record<string, unknown> => readExampleJson(name) as Record<string, unknown>;
 
 // The keywords the validator below understands, and the annotations it may ignore. The
 // schemas are checked to use nothing else, so a keyword zod starts emitting cannot be

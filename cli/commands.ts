@@ -1,0 +1,50 @@
+/**
+ * Every subcommand's command line, in the order `npu-fault --help` lists them. Kept apart
+ * from the implementations, which are loaded only when called (so `npu-fault parse` does
+ * not pay for the controller's imports, and `--help` for none of them).
+ */
+import type { CommandSpec } from './args.js';
+import type { Subcommand } from './io.js';
+import { BENCH, DEMO, PARSE, REPLAY } from './specs.js';
+
+/** A subcommand: its command line, and its implementation or the issue that brings it. */
+export interface CommandEntry {
+  spec: CommandSpec;
+  /** Loads the implementation; undefined while its issue has not landed. */
+  load?: () => Promise<Subcommand>;
+  /** The issue that will deliver a command not yet implemented. */
+  pending?: string;
+}
+
+/** A command that is planned: `--help` says what it will do and which issue brings it. */
+function planned(name: string, synopsis: string, summary: string, issue: string): CommandEntry {
+  return {
+    spec: {
+      name,
+      synopsis,
+      summary,
+      description: `${summary[0]?.toUpperCase()}${summary.slice(1)}.\nNot implemented yet: it lands with the ${issue} issue.`,
+      options: {},
+      positionals: { name: 'argument', min: 0, max: 0 },
+    },
+    pending: issue,
+  };
+}
+
+/** The subcommands. */
+export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
+  replay: { spec: REPLAY, load: async () => (await import('./replay.js')).replay },
+  parse: { spec: PARSE, load: async () => (await import('./parse.js')).parse },
+  status: planned('status', '[--watch]', "table of the cluster's published status", 'Consumers'),
+  clear: planned(
+    'clear',
+    '<node>[/<device>]',
+    'clear latched failures (through the Node annotation)',
+    'Self-healing',
+  ),
+  agent: planned('agent', '[options]', 'run the node agent', 'Agent'),
+  function: planned('function', '[options]', 'run the ingest function', 'Ingest functions'),
+  controller: planned('controller', '[options]', 'run the controller', 'Controller'),
+  demo: { spec: DEMO, load: async () => (await import('./demo.js')).demo },
+  bench: { spec: BENCH, load: async () => (await import('./bench.js')).bench },
+};

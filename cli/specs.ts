@@ -1,0 +1,120 @@
+/**
+ * The command lines of the implemented subcommands (options, positionals and help text),
+ * as data: cli/commands.ts lists them without loading the implementations.
+ */
+import type { CommandSpec } from './args.js';
+
+/** Device-samples per second the state machine must sustain on one core (bench). */
+export const THROUGHPUT_TARGET = 200_000;
+/** Fleet sizes whose heap per device is measured (bench). */
+export const MEMORY_SIZES = [8_000, 80_000] as const;
+
+/** The replay command line. */
+export const REPLAY: CommandSpec = {
+  name: 'replay',
+  synopsis: '<snapshots.jsonl|-> [--rules <file>] [--published]',
+  summary: 'feed recorded snapshots through the detection engine; print status changes',
+  description: `Feeds hdc.health/v1 snapshots (one JSON object per line; blank lines are skipped;
+'-' reads standard input) through the detection engine in file order (the arrival order),
+using collected_at as the clock, and prints one JSON line per change of a device's
+published status:
+  {"at":"<ISO time>","node":"…","npu":"npu3","from":"healthy","to":"degraded","reason":"high-temp"}`,
+  options: {
+    rules: {
+      type: 'string',
+      value: '<file>',
+      description: 'rules file (YAML or JSON); default: the built-in defaults',
+    },
+    published: {
+      type: 'boolean',
+      description: 'print the final fault.json document instead of the transitions',
+    },
+  },
+  positionals: { name: '<snapshots.jsonl>', min: 1, max: 1 },
+  footer: `The first bad line stops the replay with '<file>:<line>: <field>: <message>' on stderr,
+exit 1, and nothing on stdout. Exit codes: 0 done, 1 bad input (snapshots or rules),
+2 bad usage.`,
+};
+
+/** The parse command line. */
+export const PARSE: CommandSpec = {
+  name: 'parse',
+  synopsis: '--from hdc|npu-smi|nvidia-smi <file|-> [--node <name>] [--fields <list>]',
+  summary: 'turn one real tool output into an hdc.health/v1 snapshot',
+  description: `Turns one saved tool output ('-' reads standard input) into an hdc.health/v1
+snapshot and prints it as JSON. The node defaults to the file's base name, lower-cased
+and reduced to a DNS name; collected_at is the time the output prints, else now.`,
+  options: {
+    from: {
+      type: 'string',
+      value: '<tool>',
+      description:
+        'hdc (hdc health -j JSON), npu-smi (npu-smi info table), or nvidia-smi (CSV, -q, -q -x, table)',
+    },
+    node: {
+      type: 'string',
+      value: '<name>',
+      description: "node name for the snapshot; default: from the file's name",
+    },
+    fields: {
+      type: 'string',
+      value: '<f1,f2,...>',
+      description: "field list of a --format=csv,noheader file (default: the agent's query fields)",
+    },
+  },
+  positionals: { name: 'file to parse', min: 1, max: 1 },
+  footer: `Exit codes: 0 done, 1 bad input (one line naming the file and the line or field), 2 bad usage.`,
+};
+
+/** The demo command line. */
+export const DEMO: CommandSpec = {
+  name: 'demo',
+  synopsis: '[--fast] [--speed <x>] [--seed <n>]',
+  summary: 'simulate a mixed 16-node fleet through the engine and print what happens',
+  description: `Simulates a mixed 16-node accelerator fleet (910B, A3, 310P, H100) for five minutes,
+injects faults on a timeline (sustained heat, an ECC storm, a PCIe link down, a vanished
+card, a silent agent, an agent restart, a harmless temperature spike), feeds every
+snapshot through the detection engine and prints each change of a device's status.`,
+  options: {
+    fast: {
+      type: 'boolean',
+      description: 'print everything at once (also the default when stdout is not a terminal)',
+    },
+    speed: {
+      type: 'string',
+      value: '<x>',
+      description: 'simulated seconds per wall-clock second (default 12: about 25 s in all)',
+    },
+    seed: {
+      type: 'string',
+      value: '<n>',
+      description: 'another seed: other noise, phases and delays; the same faults',
+    },
+  },
+  positionals: { name: 'argument', min: 0, max: 0 },
+  footer: 'Exit codes: 0 every device behaved as labelled, 1 a device did not, 2 bad usage.',
+};
+
+/** The bench command line. */
+export const BENCH: CommandSpec = {
+  name: 'bench',
+  synopsis: '[--devices N] [--seconds S] [--runs R] [--check]',
+  summary: 'measure state-machine throughput and memory per tracked device',
+  description: `Measures the detection engine on one core, with snapshots built up front (not timed):
+  1. state-machine throughput: engine.observe over N devices x S samples, median of R runs
+     after a warm-up run (target >= ${THROUGHPUT_TARGET.toLocaleString('en-US')} device-samples/s)
+  2. heap per tracked device for engines tracking ${MEMORY_SIZES.map((n) => n.toLocaleString('en-US')).join(' and ')} devices (forced GC)
+  3. normalisation, snapshot validation (JSON.parse + zod) and document rendering`,
+  options: {
+    devices: {
+      type: 'string',
+      value: 'N',
+      description: 'devices in the throughput workload (default 8000: 1,000 nodes of 8)',
+    },
+    seconds: { type: 'string', value: 'S', description: 'samples per device (default 60)' },
+    runs: { type: 'string', value: 'R', description: 'timed runs (default 5)' },
+    check: { type: 'boolean', description: 'exit 1 when throughput is under the target' },
+  },
+  positionals: { name: 'argument', min: 0, max: 0 },
+  footer: 'The last line of output is one JSON object with every figure.',
+};
