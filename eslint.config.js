@@ -1,6 +1,11 @@
-// Lint guards the architecture: pure code (contracts, core) never imports I/O modules.
+// Lint guards the architecture:
+// - pure code (contracts, core) never imports I/O modules, reads a clock or the process, and
+//   never imports the outer layers (platform, cli, components, hack, test);
+// - a folder with an index.ts is entered only through it (hack/lint/folder-doors.mjs);
+// - promises are awaited or handled, and only Errors are thrown (typed rules).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import folderDoors from './hack/lint/folder-doors.mjs';
 
 const ioModules = [
   'node:fs',
@@ -18,6 +23,17 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { local: folderDoors },
+    rules: {
+      'local/folder-doors': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/only-throw-error': 'error',
+    },
+  },
+  {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'max-depth': ['error', 4],
@@ -30,7 +46,15 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: ioModules.map((name) => ({ name, message: 'contracts/ and core/ are pure: no I/O' })) },
+        {
+          paths: ioModules.map((name) => ({ name, message: 'contracts/ and core/ are pure: no I/O' })),
+          patterns: [
+            {
+              regex: String.raw`^(\.\./)+(platform|cli|hack|test|bench|agent|functions|controller|consumer)(/|$)`,
+              message: 'contracts/ and core/ are the inner layer: they never import the outer ones',
+            },
+          ],
+        },
       ],
       'no-restricted-globals': [
         'error',

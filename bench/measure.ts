@@ -3,8 +3,8 @@
  * process.hrtime.bigint, after a warm-up pass, and reports the median of its runs (the
  * median shrugs off a GC pause or a noisy neighbour in one run; the mean does not).
  */
-import { snapshotSchema } from '../contracts/snapshot.js';
-import type { DetectionEngine, PublisherInfo } from '../core/engine/api.js';
+import { snapshotSchema } from '../contracts/index.js';
+import type { DetectionEngine, PublisherInfo } from '../core/engine/index.js';
 import { normalise } from '../core/normalise.js';
 import { buildWorkload, type Workload } from './workload.js';
 

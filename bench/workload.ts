@@ -3,9 +3,8 @@
  * a round-robin fleet of 910B, 310P and H100 nodes with eight devices each, and when each
  * one reaches the receiver.
  */
-import type { Snapshot } from '../contracts/snapshot.js';
-import type { Fault } from '../core/sim/index.js';
-import { generateTrace, roundRobinFleet } from '../core/sim/index.js';
+import type { Snapshot } from '../contracts/index.js';
+import { type Fault, generateTrace, roundRobinFleet } from '../core/sim/index.js';
 
 /** Devices per simulated node (every node kind of the round-robin fleet has eight). */
 export const DEVICES_PER_NODE = 8;

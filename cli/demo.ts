@@ -11,7 +11,7 @@
  * Exit 0 when the engine did what the labels say, 1 when it did not (the demo doubles as
  * an end-to-end smoke test), 2 on bad usage.
  */
-import type { PublishedDocument, PublishedNode } from '../contracts/published.js';
+import type { PublishedDocument, PublishedNode } from '../contracts/index.js';
 import { createEngine, type Transition } from '../core/engine/index.js';
 import {
   checkLabels,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { snapshotSchema } from '../contracts/snapshot.js';
+import { snapshotSchema } from '../contracts/index.js';
 import { nodeNameFromFile, parse } from './parse.js';
 import { memoryIO, type MemoryIO } from './testing.js';
 import { REAL_FIXTURES_DIR, describeWithRealFixtures, examplePath } from '../test/fixtures.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { publishedDocumentSchema } from '../contracts/published.js';
+import { publishedDocumentSchema } from '../contracts/index.js';
 import { isoAt, line, npuSnapshot } from '../core/engine/testing.js';
 import { replay } from './replay.js';
 import { memoryIO } from './testing.js';

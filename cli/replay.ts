@@ -5,7 +5,7 @@
  * The trace is read line by line, so its size is bounded by nothing but the disk; memory
  * grows with the fleet and the number of changes printed.
  */
-import { DEFAULT_RULES, type Rules } from '../contracts/rules.js';
+import { DEFAULT_RULES, type Rules } from '../contracts/index.js';
 import { NpuFaultError } from '../core/errors.js';
 import {
   LineTooLongError,

@@ -4,7 +4,7 @@ import {
   STATUS_CONFIGMAP_NAME,
   STATUS_NAMESPACE,
   publishedDocumentSchema,
-} from './published.js';
+} from './index.js';
 
 /** The example document of CONTRACT §3, verbatim. */
 const example = {

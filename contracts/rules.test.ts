@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_FAULT_CODES, DEFAULT_RULES, canonicalFaultCode, rulesSchema } from './rules.js';
+import { DEFAULT_FAULT_CODES, DEFAULT_RULES, canonicalFaultCode, rulesSchema } from './index.js';
 
 describe('rules contract defaults (CONTRACT §2)', () => {
   it('declares every default of the contract', () => {

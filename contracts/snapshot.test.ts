@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { snapshotSchema } from './snapshot.js';
+import { snapshotSchema } from './index.js';
 import { readExampleJson } from '../test/fixtures.js';
 
 const fixture = readExampleJson;

@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { deviceObservationSchema } from '../contracts/device.js';
-import { snapshotSchema, type Snapshot } from '../contracts/snapshot.js';
+import { deviceObservationSchema, snapshotSchema, type Snapshot } from '../contracts/index.js';
 import { readExampleJson } from '../test/fixtures.js';
 import { lowerHealth, normalise } from './normalise.js';
 

@@ -12,8 +12,7 @@
  * Keys are unique within one snapshot: should two devices share a key (two chips behind one
  * bus id), the later ones get `#<id>` appended, so they can never share state.
  */
-import type { Card310, Chip310, Gpu, Npu910, Snapshot } from '../contracts/snapshot.js';
-import type { DeviceObservation } from '../contracts/device.js';
+import type { Card310, Chip310, Gpu, Npu910, Snapshot, DeviceObservation } from '../contracts/index.js';
 
 const NO_CODES: readonly string[] = Object.freeze([]);
 const NO_XIDS: readonly DeviceObservation['xids'][number][] = Object.freeze([]);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { DEFAULT_RULES } from '../contracts/rules.js';
+import { DEFAULT_RULES } from '../contracts/index.js';
 import { createEngine } from '../core/engine/index.js';
 import { demoScenario, generateTrace, playScenario } from '../core/sim/index.js';
 import { readExampleJson } from '../test/fixtures.js';

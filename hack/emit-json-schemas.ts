@@ -14,9 +14,7 @@
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { publishedDocumentSchema } from '../contracts/published.js';
-import { rulesSchema } from '../contracts/rules.js';
-import { snapshotSchema } from '../contracts/snapshot.js';
+import { publishedDocumentSchema, rulesSchema, snapshotSchema } from '../contracts/index.js';
 
 /** Where the generated files live, relative to the repository root. */
 export const SCHEMA_DIR = 'contracts/json-schema';

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { microTime } from '../platform/k8s/micro-time.js';
+import { microTime } from '../platform/k8s/index.js';
 import { createTestNamespace, waitUntilGone, watchUntil, type TestNamespace } from './setup/cluster.js';
 
 const statusCode = (error: unknown): number | undefined => (error as { code?: number }).code;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import type { Snapshot } from '../../contracts/snapshot.js';
+import type { Snapshot } from '../../contracts/index.js';
 import { isoAt, npuSnapshot, type NpuSpec } from '../engine/testing.js';
 import { Replay, formatTransition, parseSnapshotLine, replayLines, runReplay } from './replay.js';
 
@@ -165,9 +165,6 @@ describe('Replay with sub-millisecond collected_at', () => {
       collected_at: '2026-11-29T08:00:00.000800Z',
     };
     const ats = runReplay([late, early]).transitions.map((t) => `${t.node}@${t.at}`);
-    expect(ats).toEqual([
-      'node-z@2026-11-29T08:00:00.000Z',
-      'node-a@2026-11-29T08:00:00.000800Z',
-    ]);
+    expect(ats).toEqual(['node-z@2026-11-29T08:00:00.000Z', 'node-a@2026-11-29T08:00:00.000800Z']);
   });
 });

@@ -22,9 +22,13 @@
  *   deadlines up to the final `now` fire.
  * - Transitions are ordered by (at, node, npu).
  */
-import type { PublishedDocument } from '../../contracts/published.js';
-import { DEFAULT_RULES, type Rules } from '../../contracts/rules.js';
-import { snapshotSchema, type Snapshot } from '../../contracts/snapshot.js';
+import {
+  type PublishedDocument,
+  DEFAULT_RULES,
+  type Rules,
+  snapshotSchema,
+  type Snapshot,
+} from '../../contracts/index.js';
 import { ParseError, fromZodError } from '../errors.js';
 import {
   admit,

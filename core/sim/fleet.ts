@@ -6,7 +6,7 @@
  * power), Atlas 300I Duo cards with two 310P3 chips and card-level MCU power, and HGX H100
  * boards with eight GPUs.
  */
-import type { AcceleratorFamily } from '../../contracts/snapshot.js';
+import type { AcceleratorFamily } from '../../contracts/index.js';
 import { createRng, hashSeed, type Rng } from './prng.js';
 
 /** A kind of simulated node. `A3` is a 910B-family node whose NPUs carry two chips each. */

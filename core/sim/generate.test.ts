@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
-import { snapshotSchema, type Snapshot } from '../../contracts/snapshot.js';
+import { snapshotSchema, type Snapshot } from '../../contracts/index.js';
 import { NpuFaultError } from '../errors.js';
 import type { Fault } from './faults.js';
 import { mixedFleet, roundRobinFleet } from './fleet.js';

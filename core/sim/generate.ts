@@ -17,7 +17,7 @@ import {
   type Npu910,
   type Payload,
   type Snapshot,
-} from '../../contracts/snapshot.js';
+} from '../../contracts/index.js';
 import { NpuFaultError } from '../errors.js';
 import { activeAt, resolveFaults, type Fault, type ResolvedFault } from './faults.js';
 import { roundRobinFleet, type SimDevice, type SimNode } from './fleet.js';

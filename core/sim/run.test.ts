@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Snapshot } from '../../contracts/snapshot.js';
-import type { DetectionEngine, ObserveResult, Transition } from '../engine/api.js';
+import type { Snapshot } from '../../contracts/index.js';
+import type { DetectionEngine, ObserveResult, Transition } from '../engine/index.js';
 import { checkLabels, playScenario, publishedDevices } from './run.js';
 import { demoScenario, scenarioTrace, type ExpectedLabel } from './scenario.js';
 

@@ -5,7 +5,7 @@
  * engine did against the scenario's labels. Pure: the engine is passed in, and the caller
  * decides how fast to walk the steps (the demo sleeps between them; tests do not).
  */
-import type { DetectionEngine, Transition } from '../engine/api.js';
+import type { DetectionEngine, Transition } from '../engine/index.js';
 import { deliver, type Trace } from './generate.js';
 import { scenarioTrace, type ExpectedLabel, type Scenario, type ScenarioEvent } from './scenario.js';
 

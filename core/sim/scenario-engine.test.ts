@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { publishedDocumentSchema } from '../../contracts/published.js';
+import { publishedDocumentSchema } from '../../contracts/index.js';
 import { createEngine, type Transition } from '../engine/index.js';
 import { checkLabels, playScenario } from './run.js';
 import { demoScenario } from './scenario.js';

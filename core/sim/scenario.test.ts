@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Snapshot } from '../../contracts/snapshot.js';
+import type { Snapshot } from '../../contracts/index.js';
 import { findDevice } from './fleet.js';
 import { demoScenario, SCENARIO, scenarioTrace } from './scenario.js';
 

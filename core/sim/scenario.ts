@@ -18,7 +18,7 @@
  *   210  atlas900-node-006 (A3)'s agent restarts: new boot_id, seq 1: nothing changes
  *   300  end
  */
-import type { DeviceStatus } from '../engine/api.js';
+import type { DeviceStatus } from '../engine/index.js';
 import type { Fault } from './faults.js';
 import { mixedFleet, type SimNode } from './fleet.js';
 import { generateTrace, toEpoch, type Trace } from './generate.js';

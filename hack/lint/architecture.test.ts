@@ -1,0 +1,67 @@
+/**
+ * The architecture rules of eslint.config.js, checked through ESLint itself on code placed
+ * at real paths of the repository (lintText with a filePath: the text is linted, the file on
+ * disk is not read), so a config change that silently drops a rule fails here.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { ESLint } from 'eslint';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const eslint = new ESLint({ cwd: ROOT });
+
+async function rulesHit(path: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: ROOT + path });
+  return (result?.messages ?? []).map((m) => m.ruleId ?? m.message);
+}
+
+describe('eslint.config.js guards the architecture', () => {
+  it.each([
+    [
+      'core/normalise.ts',
+      "import { createLogger } from '../platform/index.js';\nexport const x = createLogger;\n",
+      'no-restricted-imports',
+    ],
+    [
+      'contracts/device.ts',
+      "import { main } from '../cli/main.js';\nexport const x = main;\n",
+      'no-restricted-imports',
+    ],
+    [
+      'core/normalise.ts',
+      "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n",
+      'no-restricted-imports',
+    ],
+    ['core/normalise.ts', 'export const now = Date.now();\n', 'no-restricted-properties'],
+    ['core/normalise.ts', 'export const now = new Date();\n', 'no-restricted-syntax'],
+    ['core/normalise.ts', 'export const env = process.env;\n', 'no-restricted-globals'],
+    [
+      'cli/main.ts',
+      "import { admit } from '../core/engine/dedup.js';\nexport const x = admit;\n",
+      'local/folder-doors',
+    ],
+    [
+      'platform/clock.ts',
+      'async function f(): Promise<void> {}\nexport function g(): void {\n  f();\n}\n',
+      '@typescript-eslint/no-floating-promises',
+    ],
+    [
+      'platform/clock.ts',
+      "export function g(): void {\n  throw 'no';\n}\n",
+      '@typescript-eslint/only-throw-error',
+    ],
+    [
+      'platform/clock.ts',
+      'export function g(xs: number[]): void {\n  xs.forEach(async () => {});\n  if (Promise.resolve(1)) g(xs);\n}\n',
+      '@typescript-eslint/no-misused-promises',
+    ],
+  ])('%s: %j breaks %s', async (path, code, rule) => {
+    expect(await rulesHit(path, code)).toContain(rule);
+  });
+
+  it('lets the outer layers use platform and core through their doors', async () => {
+    const code =
+      "import { createLogger } from '../platform/index.js';\nimport { createEngine } from '../core/engine/index.js';\nexport const x = [createLogger, createEngine];\n";
+    expect(await rulesHit('cli/main.ts', code)).toEqual([]);
+  });
+});
