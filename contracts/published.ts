@@ -96,7 +96,8 @@ export const publishedDocumentSchema = z
     }
   });
 
-export type PublishedDeviceStatus = z.infer<typeof deviceStatusSchema>;
+/** A device's status: the state machine's states, which are also what is published. */
+export type DeviceStatus = z.infer<typeof deviceStatusSchema>;
 export type StatusSummary = z.infer<typeof summarySchema>;
 export type PublishedDevice = z.infer<typeof publishedDeviceSchema>;
 export type PublishedNode = z.infer<typeof publishedNodeSchema>;

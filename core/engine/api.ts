@@ -9,10 +9,9 @@
  * sub-millisecond fraction: collected_at is read with `parseTimestamp` (time.ts), never
  * `Date.parse`, which drops every digit after the milliseconds.
  */
-import type { PublishedDocument, Rules, Snapshot } from '../../contracts/index.js';
+import type { DeviceStatus, PublishedDocument, Rules, Snapshot } from '../../contracts/index.js';
 
-/** A device's published status. */
-export type DeviceStatus = 'unknown' | 'healthy' | 'degraded' | 'failed';
+export type { DeviceStatus };
 
 /** One change of a device's published status; the JSON line `npu-fault replay` prints. */
 export interface Transition {
