@@ -32,6 +32,63 @@ export class ValidationError extends NpuFaultError {
   }
 }
 
+/** How many characters of input an error message quotes at most (before the ellipsis). */
+export const EXCERPT_LENGTH = 80;
+
+/** The control characters JSON writes with a letter. */
+const JSON_SHORT_ESCAPES: Readonly<Record<string, string>> = {
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+};
+
+/**
+ * Escapes one character the way JSON does, and also every character a terminal would not show
+ * as itself: C0/C1 controls, DEL, line and paragraph separators, bidi and zero-width format
+ * characters, BOM and lone surrogates. Everything else is returned as it is.
+ */
+function escapeChar(char: string): string {
+  const code = char.codePointAt(0) ?? 0;
+  if (char === '\\') return '\\\\';
+  if (char.length === 2) return char; // a whole surrogate pair: an astral character
+  const short = JSON_SHORT_ESCAPES[char];
+  if (short !== undefined) return short;
+  const invisible =
+    code < 0x20 ||
+    (code >= 0x7f && code <= 0x9f) ||
+    code === 0xad ||
+    (code >= 0x200b && code <= 0x200f) ||
+    (code >= 0x2028 && code <= 0x202e) ||
+    (code >= 0x2060 && code <= 0x206f) ||
+    code === 0xfeff ||
+    (code >= 0xd800 && code <= 0xdfff);
+  return invisible ? `\\u${code.toString(16).padStart(4, '0')}` : char;
+}
+
+/**
+ * A short, printable excerpt of input for an error message: at most `max` characters after
+ * escaping (control and invisible characters escaped as JSON does, `\r` as `\\r`), followed by
+ * `…` when the input was longer. An error must never carry an 80 KB line or a raw CR that
+ * rewrites the terminal line it is printed on.
+ */
+export function excerpt(text: string, max = EXCERPT_LENGTH): string {
+  let out = '';
+  // Iterating by code point keeps a surrogate pair whole; a lone surrogate is one step.
+  for (const char of text) {
+    const escaped = escapeChar(char);
+    if (out.length + escaped.length > max) return `${out}…`;
+    out += escaped;
+  }
+  return out;
+}
+
+/** `excerpt(text)` in single quotes, the way parse errors quote what they found. */
+export function quoted(text: string, max = EXCERPT_LENGTH): string {
+  return `'${excerpt(text, max)}'`;
+}
+
 /** Renders a zod issue path as `a.b[2].c`. */
 export function formatPath(path: ReadonlyArray<PropertyKey>): string {
   let out = '';

@@ -1,8 +1,13 @@
 /**
  * Pieces shared by the tool-output parsers: the errors they throw beyond ParseError, and the
- * small value readers every layout needs (NA cells, `used / total` pairs, PCI bus ids).
+ * small value readers every layout needs (NA cells, numbers with units, PCI bus ids, words).
+ *
+ * Tool output is untrusted text (a 5 MB line is one hung tool or one hostile file away), so
+ * every parser works in time linear in its input: each regular expression in core/parsers
+ * passes the backtracking audit of `regex-audit.ts` (run by linear-time.test.ts), and
+ * whitespace is trimmed and split with String methods, never with `\s+$`-style patterns.
  */
-import { NpuFaultError, ParseError } from '../errors.js';
+import { NpuFaultError, ParseError, excerpt, quoted } from '../errors.js';
 
 /**
  * The tool itself reported a failure instead of data (NVML not loaded, a GPU lost, the Ascend
@@ -53,26 +58,93 @@ export function isNullCell(cell: string): boolean {
   return NULL_CELLS.has(cell.trim());
 }
 
+/** A cell read as a number and the unit printed after it (`''` when none). */
+interface Measure {
+  value: number;
+  unit: string;
+}
+
+/** `114W`, `49 C`, `81920 MiB`, `87 %`, `16x`, `0.5`; anything else is undefined. */
+function readMeasure(text: string): Measure | undefined {
+  const match = /^([-+]?\d+(?:\.\d+)?)\s*([A-Za-z%/]*)$/.exec(text);
+  if (!match?.[1]) return undefined;
+  const value = Number(match[1]);
+  return Number.isFinite(value) ? { value, unit: match[2] ?? '' } : undefined;
+}
+
 /**
  * Reads a numeric cell, dropping a trailing unit (`114W`, `49C`, `16x`, `81920 MiB`, `87 %`).
  * Returns null for NA spellings and undefined for text that is not a number at all, so the
- * caller decides whether that is an error.
+ * caller decides whether that is an error. Where a unit says which field a value belongs to,
+ * use requireNumber, which checks it.
  */
 export function readNumber(cell: string): number | null | undefined {
   const text = cell.trim();
   if (isNullCell(text)) return null;
-  const match = /^([-+]?\d+(?:\.\d+)?)\s*(?:[A-Za-z%/]+)?$/.exec(text);
-  if (!match?.[1]) return undefined;
-  const value = Number(match[1]);
-  return Number.isFinite(value) ? value : undefined;
+  return readMeasure(text)?.value;
 }
 
-/** Like readNumber, but anything that is not a number or NA is a ParseError naming the line. */
-export function requireNumber(cell: string, what: string, line: number): number | null {
-  const value = readNumber(cell);
-  if (value === undefined)
-    throw new ParseError(`${what}: expected a number or NA, found '${cell.trim()}'`, line);
-  return value;
+/** Units a value may be printed with: `''` stands for none (`nounits`, or a bare count). */
+export type Units = readonly string[];
+
+/** For values printed without a unit: counts, ids, PCIe generations. */
+export const NO_UNIT: Units = [''];
+
+/** `C or no unit`: how an error names the units a field allows. */
+function describeUnits(units: Units): string {
+  const named = units.filter((unit) => unit !== '');
+  if (named.length === 0) return 'no unit';
+  return units.includes('') ? `${named.join(' or ')} or no unit` : named.join(' or ');
+}
+
+/**
+ * Reads a numeric cell whose unit must be one of `units` (`''` for none); NA spellings are
+ * null. Anything else is a ParseError naming the line and `what` and quoting a short excerpt:
+ * text that is not a number, and a number in another unit (`81920 MiB` read as a temperature
+ * is a column shifted by a wrong field list, not a 81920 °C GPU).
+ */
+export function requireNumber(cell: string, what: string, line: number, units: Units): number | null {
+  const text = cell.trim();
+  if (isNullCell(text)) return null;
+  const measure = readMeasure(text);
+  // `what` may come from the input too (a -q key, a CSV header): it is cut like any quote.
+  const field = excerpt(what, 60);
+  if (measure === undefined)
+    throw new ParseError(`${field}: expected a number or NA, found ${quoted(text)}`, line);
+  if (!units.includes(measure.unit))
+    throw new ParseError(
+      `${field}: ${quoted(text)} is in ${measure.unit ? excerpt(measure.unit, 12) : 'no unit'}; expected ${describeUnits(units)}`,
+      line,
+    );
+  return measure.value;
+}
+
+/** True when `char` is one character of white space (the set of `\s` and String.trim). */
+export function isBlank(char: string): boolean {
+  return char !== '' && char.trim() === '';
+}
+
+/** Splits text into its blank-separated words (no empty words). */
+export function words(text: string): string[] {
+  return text.split(/\s/).filter((word) => word !== '');
+}
+
+/**
+ * The first `count` blank-separated words of `text`, and the rest after the blanks that follow
+ * them with its inner blanks kept: (`0 0 0   Ascend 910A`, 3) gives `['0', '0', '0']` and
+ * `Ascend 910A`. Fewer words than `count` give what there is and an empty rest.
+ */
+export function leadingWords(text: string, count: number): { words: string[]; rest: string } {
+  const found: string[] = [];
+  let i = 0;
+  while (found.length < count) {
+    while (i < text.length && isBlank(text[i] ?? '')) i++;
+    const start = i;
+    while (i < text.length && !isBlank(text[i] ?? '')) i++;
+    if (i === start) break;
+    found.push(text.slice(start, i));
+  }
+  return { words: found, rest: text.slice(i).trim() };
 }
 
 /** A non-negative counter: a negative reading is not a counter, so it becomes null. */
@@ -118,7 +190,7 @@ export function ctimeToIso(text: string): string | null {
 /** Splits text into lines without their line ending or trailing blanks (posters add them). */
 export function splitLines(text: string): string[] {
   // CRLF (Windows) and a lone CR (old Mac, some serial consoles) end lines too.
-  return text.split(/\r\n|\r|\n/).map((line) => line.replace(/\s+$/, ''));
+  return text.split(/\r\n|\r|\n/).map((line) => line.trimEnd());
 }
 
 /** The 1-based number of the first non-blank line, for errors about the whole input. */

@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
+import { snapshotSchema } from '../../contracts/index.js';
 import { ParseError, ValidationError } from '../errors.js';
 import { NotSnapshotError } from './common.js';
-import { parseHdcJson, parseJsonText } from './hdc.js';
-import { SHARED_FIXTURES_DIR } from '../../test/fixtures.js';
-
-const FIXTURES = SHARED_FIXTURES_DIR;
+import { jsonErrorOffset, parseHdcJson, parseJsonText } from './hdc.js';
+import { HDC_ENVELOPE } from './testing.js';
+import { readExampleJson } from '../../test/fixtures.js';
 const DEFAULTS = {
   node: 'n1',
   collectedAt: '2026-01-01T00:00:00.000Z',
@@ -15,11 +14,19 @@ const DEFAULTS = {
 };
 
 describe('parseHdcJson', () => {
-  it('validates a whole envelope as it is', () => {
-    const snapshot = parseHdcJson(readFileSync(`${FIXTURES}snapshot-310p.json`, 'utf8'), DEFAULTS);
-    expect(snapshot.node).toBe('atlas300-node-007');
-    expect(snapshot.payload.family === '310P' && snapshot.payload.cards[0]?.mcu_power_w).toBe(72.5);
+  it('validates a whole envelope as it is, ignoring the defaults', () => {
+    const snapshot = parseHdcJson(HDC_ENVELOPE, DEFAULTS);
+    expect(snapshot).toMatchObject({ node: 'hdc-node-1', seq: 4, collector: 'hdc' });
+    expect(snapshot.payload.family === '910B' && snapshot.payload.npus[0]?.temp_c).toBe(52);
   });
+
+  it.each(['snapshot-910b.json', 'snapshot-310p.json', 'snapshot-nvidia.json'])(
+    'reads the example %s as the schema does',
+    (name) => {
+      const example = readExampleJson(name);
+      expect(parseHdcJson(JSON.stringify(example, null, 2), DEFAULTS)).toEqual(snapshotSchema.parse(example));
+    },
+  );
 
   it('wraps a bare payload with the defaults', () => {
     const snapshot = parseHdcJson('{"family":"nvidia","gpus":[{"index":0,"temperature_gpu":40}]}', DEFAULTS);
@@ -72,5 +79,20 @@ describe('parseJsonText', () => {
     expect(error?.line).toBe(line);
     expect(error?.message).toContain(`at column ${column}:`);
     expect(error?.message).not.toContain('\n');
+  });
+
+  it('an unterminated string padded with 80,000 blanks is located at the cut, quoting nothing', () => {
+    const text = `{"a": "${' '.repeat(80_000)}x`;
+    expect(() => parseJsonText(text)).toThrow(/^line 1: invalid JSON at column 80009: Unterminated string$/);
+  });
+
+  it('100,000 unclosed brackets are an error at the end, not a stack overflow', () => {
+    const text = '['.repeat(100_000);
+    expect(jsonErrorOffset(text)).toBe(100_000);
+    expect(() => parseJsonText(text)).toThrow(ParseError);
+  });
+
+  it('a control character V8 names is escaped in the message', () => {
+    expect(() => parseJsonText('{"a": \u0001}')).toThrow(/Unexpected token '\\u0001'/);
   });
 });

@@ -4,8 +4,8 @@
  * errors located by line and column, and recognises MindCluster ConfigMap JSON (a related
  * but different format) so that it gets a clear refusal instead of a schema error.
  */
-import { snapshotSchema, payloadSchema, type Payload, type Snapshot } from '../../contracts/snapshot.js';
-import { ParseError, parseWith } from '../errors.js';
+import { snapshotSchema, payloadSchema, type Payload, type Snapshot } from '../../contracts/index.js';
+import { ParseError, excerpt, parseWith } from '../errors.js';
 import { NotSnapshotError } from './common.js';
 
 /** What `parse --from hdc` accepts, for error messages. */
@@ -28,78 +28,96 @@ function position(text: string, offset: number): { line: number; column: number 
   return { line, column: offset - before.lastIndexOf('\n') };
 }
 
+/** JSON's four blanks. */
+const JSON_BLANKS = new Set([' ', '\t', '\n', '\r']);
+
 /**
- * Offset of the first JSON syntax error, found by a small recursive-descent scan: V8's own
- * message gives a position only for some errors (`Unexpected token` carries none in Node 24).
+ * Offset of the first JSON syntax error, found by a small scanner: V8's own message gives a
+ * position only for some errors (`Unexpected token` carries none in Node 24). It keeps the
+ * open containers on a stack of its own, not on the call stack, so that 100,000 unclosed
+ * `[` are an error at the end of the text rather than a stack overflow.
  */
 export function jsonErrorOffset(text: string): number {
   let i = 0;
-  const fail = (): never => {
-    throw i;
+  const closers: string[] = [];
+  const skipBlanks = (): void => {
+    while (i < text.length && JSON_BLANKS.has(text[i] ?? '')) i++;
   };
-  const ws = (): void => {
-    while (i < text.length && ' \t\n\r'.includes(text[i] ?? '')) i++;
+  const readString = (): boolean => {
+    if (text[i] !== '"') return false;
+    i++;
+    while (i < text.length && text[i] !== '"') {
+      if (text.charCodeAt(i) < 0x20) return false;
+      i += text[i] === '\\' ? 2 : 1;
+    }
+    if (i >= text.length) return false;
+    i++;
+    return true;
   };
-  const literal = (): void => {
+  const readLiteral = (): boolean => {
     const match = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(
       text.slice(i, i + 400),
     );
-    if (!match || match[0] === '') fail();
-    i += (match as RegExpExecArray)[0].length;
+    if (!match || match[0] === '') return false;
+    i += match[0].length;
+    return true;
   };
-  const string = (): void => {
-    if (text[i] !== '"') fail();
+  const readKey = (): boolean => {
+    skipBlanks();
+    if (!readString()) return false;
+    skipBlanks();
+    if (text[i] !== ':') return false;
     i++;
-    while (i < text.length && text[i] !== '"') {
-      if (text.charCodeAt(i) < 0x20) fail();
-      i += text[i] === '\\' ? 2 : 1;
-    }
-    if (i >= text.length) fail();
-    i++;
+    return true;
   };
-  const list = (close: string, item: () => void): void => {
-    i++;
-    ws();
-    if (text[i] === close) {
-      i++;
-      return;
-    }
-    for (;;) {
-      item();
-      ws();
-      if (text[i] === close) {
-        i++;
-        return;
-      }
-      if (text[i] !== ',') fail();
-      i++;
-    }
-  };
-  const value = (): void => {
-    ws();
+  for (;;) {
+    // Here a value must begin.
+    skipBlanks();
     const c = text[i];
-    if (c === '{') {
-      list('}', () => {
-        ws();
-        string();
-        ws();
-        if (text[i] !== ':') fail();
+    if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      i++;
+      skipBlanks();
+      if (text[i] !== close) {
+        closers.push(close);
+        if (close === '}' && !readKey()) return Math.min(i, text.length);
+        continue;
+      }
+      i++;
+    } else if (!(c === '"' ? readString() : readLiteral())) return Math.min(i, text.length);
+    // A value ended: close containers, or go on to the next element after a comma.
+    for (;;) {
+      skipBlanks();
+      const close = closers[closers.length - 1];
+      if (close === undefined) return i;
+      if (text[i] === close) {
+        closers.pop();
         i++;
-        value();
-      });
-    } else if (c === '[') list(']', value);
-    else if (c === '"') string();
-    else literal();
-  };
-  try {
-    value();
-    ws();
-    if (i < text.length) fail();
-  } catch (offset) {
-    if (typeof offset === 'number') return Math.min(offset, text.length);
-    throw offset;
+        continue;
+      }
+      if (text[i] !== ',') return Math.min(i, text.length);
+      i++;
+      if (close === '}' && !readKey()) return Math.min(i, text.length);
+      break;
+    }
   }
-  return text.length;
+}
+
+/** Where V8's JSON message starts repeating the location or quoting the text. */
+const V8_LOCATION_MARKERS = [' in JSON at position ', ' (line ', ', "', ', ..."'];
+
+/**
+ * V8's reason without its own location and its quote of the text (which may span lines or be
+ * long): `Expected ',' or '}' after property value`, `Unexpected token 'x'`. Cut with indexOf,
+ * never a `.*$` pattern, and escaped: the token V8 names may be a control character.
+ */
+function jsonReason(message: string): string {
+  let reason = message.split('\n')[0] ?? '';
+  for (const marker of V8_LOCATION_MARKERS) {
+    const at = reason.indexOf(marker);
+    if (at >= 0) reason = reason.slice(0, at);
+  }
+  return excerpt(reason.trim());
 }
 
 /** JSON.parse with the error located: a ParseError naming line and column, on one line. */
@@ -113,13 +131,10 @@ export function parseJsonText(text: string): unknown {
     const message = error instanceof Error ? error.message : String(error);
     const offset = jsonErrorOffset(text);
     // At the end of the text the cause is a cut-off document: point at its last character.
-    const where = position(text, offset >= text.length ? text.replace(/\s+$/, '').length : offset);
-    // Drop V8's own location and its quote of the text (which may span lines).
-    const reason = (message.split('\n')[0] ?? '')
-      .replace(/\s*\(line \d+ column \d+\)/, '')
-      .replace(/\s+in JSON at position \d+.*$/, '')
-      .replace(/, (\.\.\.)?".*$/, '');
-    throw new ParseError(`invalid JSON at column ${where.column}: ${reason}`, where.line, { cause: error });
+    const where = position(text, offset >= text.length ? text.trimEnd().length : offset);
+    throw new ParseError(`invalid JSON at column ${where.column}: ${jsonReason(message)}`, where.line, {
+      cause: error,
+    });
   }
 }
 

@@ -1,15 +1,17 @@
-// Every real tool output in shared/fixtures/real/ (read in place, never copied) either becomes
-// a valid snapshot with the device count its name promises, or fails with the expected one-line
-// error. A new file there without an entry below fails the test, so nothing is left unjudged.
+// Every real tool output in ../shared/fixtures/real/ (read in place, never copied) either
+// becomes a valid snapshot with the device count its name promises, or fails with the expected
+// one-line error. A new file there without an entry below fails the test, so nothing is left
+// unjudged. A clone without ../shared skips those (describeWithRealFixtures); the synthetic
+// samples of testing.ts cover every parser there.
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { snapshotSchema, type Snapshot } from '../../contracts/snapshot.js';
+import { snapshotSchema, type Snapshot } from '../../contracts/index.js';
 import { ParseError } from '../errors.js';
 import { NotSnapshotError, ToolError } from './common.js';
 import { parseToolOutput, parseXidEvents, type ToolSource } from './index.js';
-import { REAL_FIXTURES_DIR, readRealFixture } from '../../test/fixtures.js';
+import { NPU_SMI_910B_TABLE } from './testing.js';
+import { REAL_FIXTURES_DIR, describeWithRealFixtures, readRealFixture } from '../../test/fixtures.js';
 
-const REAL = REAL_FIXTURES_DIR;
 const read = readRealFixture;
 const OPTIONS = {
   node: 'node-1',
@@ -115,8 +117,13 @@ const EXPECTED: Record<string, Expect> = {
   'nvidia-smi-q-h200-1gpu-7.txt': { ok: 1, family: 'nvidia' },
   'nvidia-smi-q-rtx4090-8gpu-5.txt': { ok: 8, family: 'nvidia' },
   'nvidia-smi-q-titanv-1gpu-6.txt': { ok: 1, family: 'nvidia' },
-  // The header says 4 attached GPUs but the (complete) document holds one <gpu>, as `-i 0` prints.
-  'nvidia-smi-q-x-a100-mig-1.xml': { ok: 1, family: 'nvidia' },
+  // The header says 4 attached GPUs but the contributor trimmed the document to one <gpu>:
+  // three GPUs missing from a snapshot is what the detector exists to catch, so it is refused.
+  'nvidia-smi-q-x-a100-mig-1.xml': {
+    error: 'parse',
+    match:
+      /^line 7: Attached GPUs says 4 but 1 GPU element found: the output is cut short or was taken with -i/,
+  },
   'nvidia-smi-q-x-a10g-2.xml': { ok: 1, family: 'nvidia' },
   'nvidia-smi-q-x-rtx3090-5.xml': { ok: 1, family: 'nvidia' },
   'nvidia-smi-q-x-rtx4000sffada-4.xml': { ok: 1, family: 'nvidia' },
@@ -166,17 +173,16 @@ function thrown(fn: () => unknown): unknown {
   return undefined;
 }
 
-const files = readdirSync(REAL)
-  .filter((name) => name !== 'SOURCES.md')
-  .sort();
-
-describe('every real fixture', () => {
+describeWithRealFixtures('every real fixture', () => {
   it('has a verdict for each file and no verdict for a missing file', () => {
+    const files = readdirSync(REAL_FIXTURES_DIR)
+      .filter((name) => name !== 'SOURCES.md')
+      .sort();
     expect(files.filter((name) => !(name in EXPECTED))).toEqual([]);
     expect(Object.keys(EXPECTED).filter((name) => !files.includes(name))).toEqual([]);
   });
 
-  it.each(files)('%s', (name) => {
+  it.each(Object.keys(EXPECTED).sort())('%s', (name) => {
     const expected = EXPECTED[name];
     if (!expected) throw new Error(`no verdict for ${name}`);
     const text = read(name);
@@ -203,7 +209,7 @@ describe('every real fixture', () => {
   });
 });
 
-describe('specific values from real files', () => {
+describeWithRealFixtures('specific values from real files', () => {
   const snap = (name: string): Snapshot => parseToolOutput(sourceOf(name), read(name), OPTIONS);
 
   it('910B3: temperatures, power, HBM and bus ids of each NPU', () => {
@@ -386,6 +392,15 @@ describe('specific values from real files', () => {
     expect((thrown(() => snap('nvidia-smi-error-nvml-mismatch-1.txt')) as ToolError).lostBusIds).toEqual([]);
   });
 
+  it('an 8-GPU -q cut after its first GPU block is refused, naming the count', () => {
+    const text = read('nvidia-smi-q-h100-8gpu-1.txt');
+    const second = text.indexOf('\nGPU 00000000:', text.indexOf('\nGPU 00000000:') + 1);
+    expect(second).toBeGreaterThan(0);
+    const error = thrown(() => parseToolOutput('nvidia-smi', text.slice(0, second + 1), OPTIONS));
+    expect(error).toBeInstanceOf(ParseError);
+    expect((error as Error).message).toMatch(/^line \d+: Attached GPUs says 8 but 1 GPU block found/);
+  });
+
   it('the output timestamp is used only when asked for', () => {
     const text = read('nvidia-smi-q-h200-1gpu-7.txt');
     expect(
@@ -397,7 +412,7 @@ describe('specific values from real files', () => {
 
 describe('parseToolOutput envelope and refusals', () => {
   it('builds the envelope from the options', () => {
-    const snapshot = parseToolOutput('npu-smi', read('npu-smi-910b4-8npu-1.txt'), {
+    const snapshot = parseToolOutput('npu-smi', NPU_SMI_910B_TABLE, {
       ...OPTIONS,
       seq: 7,
       bootId: 'b1',

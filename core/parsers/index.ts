@@ -4,7 +4,7 @@
  * Recognised outputs that are not device snapshots get a NotSnapshotError saying what they
  * are; unknown layouts and empty outputs a ParseError naming the line, never an empty result.
  */
-import type { Snapshot } from '../../contracts/snapshot.js';
+import type { Snapshot } from '../../contracts/index.js';
 import { ParseError } from '../errors.js';
 import { parseHdcJson, wrapPayload, type EnvelopeDefaults } from './hdc.js';
 import { parseNpuSmiTable } from './npu-smi.js';
@@ -12,7 +12,7 @@ import { parseNvidiaSmi } from './nvidia-smi.js';
 
 export { NotSnapshotError, ToolError, normaliseBusId } from './common.js';
 export { parseHdcJson, parseJsonText, HDC_EXPECTED } from './hdc.js';
-export { attachXidEvents, parseXidEvents, XID_FALLEN_OFF_BUS, type XidEvent } from './kmsg-xid.js';
+export { attachXidEvents, parseXidEvents, XID_FALLEN_OFF_BUS, type KernelXidEvent } from './kmsg-xid.js';
 export { mergeNpuSmiDetails, UnknownDeviceError, type NpuSmiDetail } from './npu-smi-merge.js';
 export {
   parseNpuSmiInfo,

@@ -1,8 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import type { Gpu } from '../../contracts/snapshot.js';
+import type { Gpu } from '../../contracts/index.js';
 import { attachXidEvents, lineTimestamp, parseXidEvents } from './kmsg-xid.js';
 import { emptyGpu } from './nvidia-smi.js';
-import { readRealFixture } from '../../test/fixtures.js';
+import { KMSG } from './testing.js';
+import { describeWithRealFixtures, readRealFixture } from '../../test/fixtures.js';
 
 const read = readRealFixture;
 
@@ -13,12 +14,39 @@ describe('lineTimestamp', () => {
     ['kern  :warn  : 2025-01-21T02:21:33,498559+02:00 NVRM: x', '2025-01-21T00:21:33.498Z'],
     ['[ 1843.308145] NVRM: x', null],
     ['NVRM: x', null],
+    ['NVRM: x 2024-11-15T12:02:03', null],
+    ['a:b:c: 2024-11-15T12:02:03 NVRM: x', null],
   ])('%s', (line, expected) => {
     expect(lineTimestamp(line)).toBe(expected);
   });
 });
 
-describe('parseXidEvents', () => {
+describe('parseXidEvents (a synthetic log)', () => {
+  const events = parseXidEvents(KMSG);
+
+  it('reads the Xid lines of dmesg -T and of --time-format=iso, bus ids normalised', () => {
+    expect(events.slice(0, 2)).toEqual([
+      expect.objectContaining({ bus_id: '0000:27:00.0', xid: 13, at: '2025-02-23T16:24:18.000Z', line: 1 }),
+      expect.objectContaining({ bus_id: '0000:2A:00.0', xid: 79, at: '2025-01-21T00:21:33.498Z', line: 2 }),
+    ]);
+  });
+
+  it('counts Xid 79 and its "fallen off the bus" echo once, and infers 79 from the bare message', () => {
+    expect(events.map((e) => [e.bus_id, e.xid, e.inferred ?? false])).toEqual([
+      ['0000:27:00.0', 13, false],
+      ['0000:2A:00.0', 79, false],
+      ['0000:B3:00.0', 79, true],
+    ]);
+    expect(events[2]).toMatchObject({ line: 5, at: null });
+  });
+
+  it('infers one event per GPU however often the driver repeats the message', () => {
+    const line = 'NVRM: GPU 0000:02:00.0: GPU has fallen off the bus.\n';
+    expect(parseXidEvents(line.repeat(1000))).toHaveLength(1);
+  });
+});
+
+describeWithRealFixtures('parseXidEvents (real kernel logs)', () => {
   it('reads dmesg -T lines with bus id normalised to upper case with function', () => {
     const events = parseXidEvents(read('kmsg-xid-1.txt'));
     expect(events[0]).toMatchObject({

@@ -3,11 +3,11 @@
  * journal/kmsg), and their attachment to an nvidia payload's GPUs by bus id. The GPU tools
  * do not print XIDs; the kernel log is where a GPU that fell off the bus leaves its trace.
  */
-import type { Gpu } from '../../contracts/snapshot.js';
+import type { Gpu } from '../../contracts/index.js';
 import { ctimeToIso, normaliseBusId, splitLines } from './common.js';
 
-/** One XID reported by the NVIDIA driver. */
-export interface XidEvent {
+/** One XID line of the kernel log (where it was seen and on which GPU); the snapshot carries only its {xid, at}. */
+export interface KernelXidEvent {
   /** Normalised PCI address of the GPU (`0000:91:00.0`). */
   bus_id: string;
   xid: number;
@@ -30,6 +30,21 @@ const FALLEN = /fallen off the bus/i;
 /** XID of a GPU that fell off the bus; used for the inferred events. */
 export const XID_FALLEN_OFF_BUS = 79;
 
+/** `2024-11-15T12:02:03,470068+00:00`: date and time, optional fraction and zone. */
+const ISO_TIME = /(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:[,.](\d+))?(Z|[+-]\d{2}:?\d{2})?/;
+
+/**
+ * `kern  :warn  : ` (dmesg -x): two words, each followed by blanks and a colon, then blanks.
+ * Checked by splitting at the colons: a pattern such as `\S+\s*:\S+\s*:` backtracks
+ * quadratically on a long run of colons and letters.
+ */
+function isFacilityPrefix(prefix: string): boolean {
+  const parts = prefix.split(':');
+  if (parts.length !== 3 || (parts[2] ?? '').trim() !== '') return false;
+  const [facility = '', level = ''] = parts;
+  return /^\S+\s*$/.test(facility) && /^\S+\s*$/.test(level);
+}
+
 /**
  * The absolute time at the start of a kernel-log line: `[Sun Feb 23 16:24:18 2025]` (dmesg -T
  * and --ctime, read as UTC) or `2024-11-15T12:02:03,470068+00:00` (--time-format=iso, possibly
@@ -38,11 +53,9 @@ export const XID_FALLEN_OFF_BUS = 79;
 export function lineTimestamp(line: string): string | null {
   const ctime = /^\s*\[([A-Z][a-z]{2} [A-Z][a-z]{2}\s+\d{1,2} \d{2}:\d{2}:\d{2} \d{4})\]/.exec(line);
   if (ctime?.[1]) return ctimeToIso(ctime[1]);
-  const iso =
-    /^(?:\S+\s*:\S+\s*:\s*)?(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:[,.](\d+))?(Z|[+-]\d{2}:?\d{2})?/.exec(
-      line,
-    );
-  if (!iso?.[1]) return null;
+  const iso = ISO_TIME.exec(line);
+  // The ISO time starts the line, or follows a `kern  :warn  : ` facility prefix.
+  if (!iso?.[1] || (iso.index > 0 && !isFacilityPrefix(line.slice(0, iso.index)))) return null;
   const fraction = iso[2] ? `.${iso[2].slice(0, 3)}` : '';
   const date = new Date(`${iso[1]}${fraction}${iso[3] ?? 'Z'}`);
   return Number.isNaN(date.getTime()) ? null : date.toISOString();
@@ -63,21 +76,24 @@ function fallenAddress(lines: readonly string[], index: number): { bus: string; 
  * no Xid 79 line for that GPU before it gives an event with xid 79 and `inferred: true`.
  * Lines that are not NVIDIA driver messages are ignored, so a whole dmesg can be passed.
  */
-export function parseXidEvents(text: string): XidEvent[] {
+export function parseXidEvents(text: string): KernelXidEvent[] {
   const lines = splitLines(text);
-  const events: XidEvent[] = [];
+  const events: KernelXidEvent[] = [];
+  // Buses with an Xid 79 already, so that each echo of "fallen off the bus" is one lookup.
+  const fallen = new Set<string>();
   for (const [index, line] of lines.entries()) {
     const xid = XID_LINE.exec(line);
     const bus = xid?.[1] ? normaliseBusId(xid[1]) : null;
     if (xid && bus !== null) {
       events.push({ bus_id: bus, xid: Number(xid[2]), at: lineTimestamp(line), line: index + 1, text: line });
+      if (Number(xid[2]) === XID_FALLEN_OFF_BUS) fallen.add(bus);
       continue;
     }
     if (!FALLEN.test(line)) continue;
     const address = fallenAddress(lines, index);
     if (address === null) continue;
-    const known = events.some((e) => e.bus_id === address.bus && e.xid === XID_FALLEN_OFF_BUS);
-    if (known) continue;
+    if (fallen.has(address.bus)) continue;
+    fallen.add(address.bus);
     const first = lines[address.line] ?? line;
     events.push({
       bus_id: address.bus,
@@ -95,7 +111,7 @@ export function parseXidEvents(text: string): XidEvent[] {
 export interface AttachedXids<G extends Pick<Gpu, 'bus_id' | 'xid_events'>> {
   gpus: G[];
   /** Events whose bus id no GPU carries (a GPU the tool no longer lists, or another host's log). */
-  unmatched: XidEvent[];
+  unmatched: KernelXidEvent[];
 }
 
 /**
@@ -104,7 +120,7 @@ export interface AttachedXids<G extends Pick<Gpu, 'bus_id' | 'xid_events'>> {
  */
 export function attachXidEvents<G extends Pick<Gpu, 'bus_id' | 'xid_events'>>(
   gpus: readonly G[],
-  events: readonly XidEvent[],
+  events: readonly KernelXidEvent[],
 ): AttachedXids<G> {
   const byBus = new Map<string, G>();
   const out = gpus.map((gpu) => ({ ...gpu, xid_events: [...gpu.xid_events] }));
@@ -112,7 +128,7 @@ export function attachXidEvents<G extends Pick<Gpu, 'bus_id' | 'xid_events'>>(
     const bus = gpu.bus_id === null ? null : normaliseBusId(gpu.bus_id);
     if (bus !== null) byBus.set(bus, gpu);
   }
-  const unmatched: XidEvent[] = [];
+  const unmatched: KernelXidEvent[] = [];
   for (const event of events) {
     const gpu = byBus.get(event.bus_id);
     if (gpu) gpu.xid_events.push({ xid: event.xid, at: event.at });

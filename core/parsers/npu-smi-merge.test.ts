@@ -1,9 +1,16 @@
 import { describe, expect, it } from '@jest/globals';
-import { snapshotSchema } from '../../contracts/snapshot.js';
+import { snapshotSchema } from '../../contracts/index.js';
 import { normalise } from '../normalise.js';
 import { parseNpuSmiInfo, parseNpuSmiTable } from './npu-smi.js';
 import { mergeNpuSmiDetails, UnknownDeviceError } from './npu-smi-merge.js';
-import { readRealFixture } from '../../test/fixtures.js';
+import {
+  NPU_SMI_310P_TABLE,
+  NPU_SMI_910B_TABLE,
+  NPU_SMI_T_ECC,
+  NPU_SMI_T_HEALTH,
+  NPU_SMI_T_POWER,
+} from './testing.js';
+import { describeWithRealFixtures, readRealFixture } from '../../test/fixtures.js';
 
 const read = readRealFixture;
 const envelope = (payload: unknown): unknown => ({
@@ -15,7 +22,42 @@ const envelope = (payload: unknown): unknown => ({
   payload,
 });
 
-describe('mergeNpuSmiDetails (real npu-smi outputs)', () => {
+describe('mergeNpuSmiDetails (synthetic outputs)', () => {
+  it('adds fault codes, health and HBM ECC to the NPU asked for, leaving the input as it was', () => {
+    const table = parseNpuSmiTable(NPU_SMI_910B_TABLE);
+    const before = JSON.stringify(table);
+    const merged = mergeNpuSmiDetails(table, [
+      { npu: 1, chip: 0, record: parseNpuSmiInfo(NPU_SMI_T_HEALTH) },
+      { npu: 1, record: parseNpuSmiInfo(NPU_SMI_T_ECC) },
+    ]);
+    expect(JSON.stringify(table)).toBe(before);
+    if (merged.family !== '910B') throw new Error('expected the 910B family');
+    expect(merged.npus[1]).toMatchObject({
+      health: 'Alarm',
+      error_codes: ['A4025021', '8C03A000'],
+      hbm: { ecc: { single_bit: 7, double_bit: 1 } },
+    });
+    expect(merged.npus[0]).toMatchObject({ error_codes: [], hbm: { ecc: { single_bit: null } } });
+  });
+
+  it('adds the MCU card power to a 310P card, split across its chips by normalise', () => {
+    const merged = mergeNpuSmiDetails(parseNpuSmiTable(NPU_SMI_310P_TABLE), [
+      { npu: 2944, record: parseNpuSmiInfo(NPU_SMI_T_POWER) },
+    ]);
+    if (merged.family !== '310P') throw new Error('expected the 310P family');
+    expect(merged.cards[0]?.mcu_power_w).toBe(42.9);
+    expect(normalise(snapshotSchema.parse(envelope(merged))).map((d) => d.power_w)).toEqual([21.45, 21.45]);
+  });
+
+  it('refuses a record for a device the table does not have', () => {
+    const table = parseNpuSmiTable(NPU_SMI_910B_TABLE);
+    expect(() =>
+      mergeNpuSmiDetails(table, [{ npu: 9, chip: 0, record: parseNpuSmiInfo(NPU_SMI_T_HEALTH) }]),
+    ).toThrow(new UnknownDeviceError(9, 0, 'health'));
+  });
+});
+
+describeWithRealFixtures('mergeNpuSmiDetails (real npu-smi outputs)', () => {
   it('adds -t health fault codes and -t ecc counters to a 910 table, leaving the input as it was', () => {
     const table = parseNpuSmiTable(read('npu-smi-910a-8npu-1.txt'));
     const before = JSON.stringify(table);

@@ -7,7 +7,7 @@
  * Pure: the agent runs the tools and passes the records in, each with the NPU (`-i`) and chip
  * (`-c`) it asked for, since `-t health` prints neither.
  */
-import type { Card310, Chip310, Npu910 } from '../../contracts/snapshot.js';
+import type { Card310, Chip310, Npu910 } from '../../contracts/index.js';
 import { NpuFaultError } from '../errors.js';
 import type { NpuSmiInfoRecord, NpuSmiTablePayload } from './npu-smi.js';
 

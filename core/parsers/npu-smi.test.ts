@@ -2,7 +2,16 @@ import { describe, expect, it } from '@jest/globals';
 import { ParseError } from '../errors.js';
 import { ToolError } from './common.js';
 import { parseNpuSmiInfo, parseNpuSmiMapping, parseNpuSmiTable } from './npu-smi.js';
-import { readRealFixture } from '../../test/fixtures.js';
+import {
+  NPU_SMI_310P_TABLE,
+  NPU_SMI_910B_TABLE,
+  NPU_SMI_A3_TABLE,
+  NPU_SMI_MAPPING,
+  NPU_SMI_T_ECC,
+  NPU_SMI_T_HEALTH,
+  NPU_SMI_T_POWER,
+} from './testing.js';
+import { describeWithRealFixtures, readRealFixture } from '../../test/fixtures.js';
 
 const read = readRealFixture;
 
@@ -25,18 +34,97 @@ const ROW_1 = [
 const BORDER =
   '+===========================+===============+====================================================+';
 
-describe('a table missing a device row', () => {
+describe('parseNpuSmiTable (synthetic tables)', () => {
+  it('910B: one entry per NPU with its values, the process section ignored', () => {
+    const p = parseNpuSmiTable(NPU_SMI_910B_TABLE);
+    if (p.family !== '910B') throw new Error('family');
+    expect(p.driver_version).toBe('24.1.0');
+    expect(p.npus.map((n) => [n.npu, n.health, n.temp_c, n.power_w, n.aicore_pct])).toEqual([
+      [0, 'OK', 41, 124.9, 27],
+      [1, 'Critical', 91, null, null],
+    ]);
+    expect(p.npus[0]).toMatchObject({
+      hbm: { used_mb: 59718, total_mb: 65536 },
+      pcie: { bus_id: '0000:C1:00.0' },
+    });
+  });
+
+  it('A3: two chips per NPU with their phy ids, "-" power is null', () => {
+    const p = parseNpuSmiTable(NPU_SMI_A3_TABLE);
+    if (p.family !== '910B') throw new Error('family');
+    expect(p.npus.map((n) => [n.npu, n.chip, n.phy_id, n.power_w])).toEqual([
+      [0, 0, 0, 162.8],
+      [0, 1, 1, null],
+    ]);
+  });
+
+  it('310P Duo: chips grouped into a card, DDR usage, no card power', () => {
+    const p = parseNpuSmiTable(NPU_SMI_310P_TABLE);
+    if (p.family !== '310P') throw new Error('family');
+    expect(p.cards).toHaveLength(1);
+    expect(p.cards[0]).toMatchObject({
+      card: 2944,
+      name: '310P3',
+      bus_id: '0000:0C:00.0',
+      mcu_power_w: null,
+    });
+    expect(
+      p.cards[0]?.chips.map((c) => [c.chip, c.device_id, c.health, c.temperature, c.ddr.used_mb]),
+    ).toEqual([
+      [0, 0, 'OK', 45, 1255],
+      [1, 1, 'Alarm', 47, 1472],
+    ]);
+  });
+
   it('points at the NPU whose second (Chip, Bus-Id) row is missing', () => {
-    const lines = read('npu-smi-910b3-8npu-1.txt').split('\n');
-    expect(lines[16]).toMatch(/0000:82:00\.0/); // NPU 3's second row, line 17
-    lines.splice(16, 1);
-    expect(() => parseNpuSmiTable(lines.join('\n'))).toThrow(
-      /^line 17: NPU row '3 +910B3' has no second row/,
+    const lines = NPU_SMI_910B_TABLE.split('\n');
+    expect(lines[7]).toMatch(/0000:C1:00\.0/); // NPU 0's second row, line 8
+    lines.splice(7, 1);
+    expect(() => parseNpuSmiTable(lines.join('\n'))).toThrow(/^line 8: NPU row '0 +910B3' has no second row/);
+  });
+
+  it('dcmi failures are ToolErrors', () => {
+    expect(() =>
+      parseNpuSmiTable('DrvMngGetConsoleLogLevel failed.\ndcmi module initialize failed. ret is -8005\n'),
+    ).toThrow(new ToolError('npu-smi failed: dcmi module initialize failed. ret is -8005', 2));
+  });
+
+  it('a header row padded with 80,000 blanks fails at once, quoting an excerpt', () => {
+    const error = (() => {
+      try {
+        parseNpuSmiTable(`| NPU  Name | Health |${' '.repeat(80_000)}x`);
+      } catch (e) {
+        return e as ParseError;
+      }
+      throw new Error('no error');
+    })();
+    expect(error.message).toMatch(
+      /^line 1: table row is cut short \(no closing '\|'\): '\| NPU {2}Name \| Health \| +…'$/,
+    );
+    expect(error.message.length).toBeLessThan(150);
+  });
+
+  it('a control character in a cell is quoted escaped', () => {
+    const bad = (ROW_1[0] ?? '').replace('98.0', '9\u00078');
+    expect(() => parseNpuSmiTable([...HEAD_910, bad, ROW_1[1], BORDER].join('\n'))).toThrow(
+      /^line 7: power: expected a number or NA, found '9\\u00078'$/,
     );
   });
-});
 
-describe('parseNpuSmiTable (inline edge cases)', () => {
+  it('a header whose unit differs from the value read is refused (another layout, never misread)', () => {
+    const head = HEAD_910.map((line) => line.replace('Temp(C)', 'Temp(F)'));
+    expect(() => parseNpuSmiTable([...head, ...ROW_1, BORDER].join('\n'))).toThrow(
+      /^line 4: header 'Temp\(F\)' is in 'F'; expected C$/,
+    );
+  });
+
+  it('a value printed with a unit in a bare-number column is refused', () => {
+    const bad = (ROW_1[0] ?? '').replace('40 ', '40C');
+    expect(() => parseNpuSmiTable([...HEAD_910, bad, ROW_1[1], BORDER].join('\n'))).toThrow(
+      /^line 7: temp: '40C' is in C; expected no unit$/,
+    );
+  });
+
   it('reads NA and "-" as null, and "100/ 65536" without a space', () => {
     const p = parseNpuSmiTable([...HEAD_910, ...ROW_0, BORDER, ...ROW_1, BORDER].join('\n'));
     if (p.family !== '910B') throw new Error('family');
@@ -99,7 +187,94 @@ describe('parseNpuSmiTable (inline edge cases)', () => {
   it('a table with a header and no NPU row is an error, not an empty payload', () => {
     expect(() => parseNpuSmiTable([...HEAD_910, BORDER].join('\n'))).toThrow(/lists no NPU/);
   });
+});
 
+describe('parseNpuSmiInfo (-t key : value)', () => {
+  it('health Alarm: error codes, a two-line Error Information', () => {
+    const r = parseNpuSmiInfo(NPU_SMI_T_HEALTH);
+    expect(r).toMatchObject({ type: 'health', health: 'Alarm', errorCodes: ['A4025021', '8C03A000'] });
+    expect(r.errorInformation).toBe('heart beat lost; node type=adda, event state=Heartbeat Lost.');
+  });
+
+  it('ecc counters of the sample', () => {
+    expect(parseNpuSmiInfo(NPU_SMI_T_ECC).ecc).toEqual({
+      ddrSingleBit: 2,
+      ddrDoubleBit: null,
+      hbmSingleBit: 7,
+      hbmDoubleBit: 1,
+    });
+  });
+
+  it('310P MCU card power from -t power', () => {
+    expect(parseNpuSmiInfo(NPU_SMI_T_POWER)).toMatchObject({
+      type: 'power',
+      npu: 2944,
+      chipCount: 2,
+      mcuPowerW: 42.9,
+    });
+  });
+
+  it('a numeric value with a unit or text names its line', () => {
+    expect(() => parseNpuSmiInfo('\tNPU ID : 3\n\tHBM Single Bit Error Count : 7 MB\n')).toThrow(
+      /^line 2: HBM Single Bit Error Count: '7 MB' is in MB; expected no unit$/,
+    );
+    expect(() => parseNpuSmiInfo('\tNPU ID : three\n')).toThrow(
+      /^line 1: NPU ID: expected a number or NA, found 'three'$/,
+    );
+  });
+
+  it('a line of 80,000 blanks and a letter is an error at once', () => {
+    expect(() => parseNpuSmiInfo(`\tHealth Status : OK\n\t${' '.repeat(80_000)}x`)).toThrow(
+      /^line 2: expected 'key : value', found 'x'$/,
+    );
+  });
+
+  it('ecc counters', () => {
+    const r = parseNpuSmiInfo(
+      '\tNPU ID : 3\n\tChip Count : 1\n\n\tDDR Single Bit Error Count : 2\n\tDDR Double Bit Error Count : NA\n\tHBM Single Bit Error Count : 7\n\tHBM Double Bit Error Count : 1\n\tChip ID : 0\n',
+    );
+    expect(r.npu).toBe(3);
+    expect(r.ecc).toEqual({ ddrSingleBit: 2, ddrDoubleBit: null, hbmSingleBit: 7, hbmDoubleBit: 1 });
+    expect(r.sections[1]?.chip).toBe(0);
+  });
+
+  it('a line that is not key : value is an error naming the line', () => {
+    expect(() => parseNpuSmiInfo('\tHealth Status : OK\nwhat is this\n')).toThrow(
+      /^line 2: expected 'key : value'/,
+    );
+  });
+
+  it('a non-hex error code is an error', () => {
+    expect(() => parseNpuSmiInfo('\tHealth Status : Alarm\n\tError Code : 80E01801 oops!\n')).toThrow(
+      /^line 2: Error Code: 'oops!'/,
+    );
+  });
+});
+
+describe('parseNpuSmiMapping (-m)', () => {
+  it('reads the TAB-indented mapping with its MCU row', () => {
+    expect(parseNpuSmiMapping(NPU_SMI_MAPPING)).toEqual([
+      { npu: 0, chip: 0, logicId: 0, name: 'Ascend 310P3' },
+      { npu: 0, chip: 1, logicId: null, name: 'Mcu' },
+    ]);
+  });
+
+  it('a broken row is an error naming it', () => {
+    expect(() => parseNpuSmiMapping('NPU ID   Chip ID   Chip Logic ID   Chip Name\n0 0 x Ascend\n')).toThrow(
+      /^line 2:/,
+    );
+  });
+});
+
+describeWithRealFixtures('npu-smi on real outputs', () => {
+  it('points at the NPU whose second (Chip, Bus-Id) row is missing', () => {
+    const lines = read('npu-smi-910b3-8npu-1.txt').split('\n');
+    expect(lines[16]).toMatch(/0000:82:00\.0/); // NPU 3's second row, line 17
+    lines.splice(16, 1);
+    expect(() => parseNpuSmiTable(lines.join('\n'))).toThrow(
+      /^line 17: NPU row '3 +910B3' has no second row/,
+    );
+  });
   it('dcmi failures are ToolErrors', () => {
     expect(() => parseNpuSmiTable(read('npu-smi-error-8020-2.txt'))).toThrow(ToolError);
   });
@@ -133,9 +308,6 @@ describe('parseNpuSmiTable (inline edge cases)', () => {
     expect(p.cards[0]).toMatchObject({ card: 215, bus_id: '0000:DA:00.0' });
     expect(p.cards[0]?.chips.map((c) => c.ddr.used_mb)).toEqual([2703, 2703, 2703, 2703]);
   });
-});
-
-describe('parseNpuSmiInfo (-t key : value)', () => {
   it('health Alarm: error codes, multi-line error information', () => {
     const r = parseNpuSmiInfo(read('npu-smi-t-health-910a-alarm-2.txt'));
     expect(r.type).toBe('health');
@@ -156,15 +328,6 @@ describe('parseNpuSmiInfo (-t key : value)', () => {
       errorInformation: null,
       npu: null,
     });
-  });
-
-  it('ecc counters', () => {
-    const r = parseNpuSmiInfo(
-      '\tNPU ID : 3\n\tChip Count : 1\n\n\tDDR Single Bit Error Count : 2\n\tDDR Double Bit Error Count : NA\n\tHBM Single Bit Error Count : 7\n\tHBM Double Bit Error Count : 1\n\tChip ID : 0\n',
-    );
-    expect(r.npu).toBe(3);
-    expect(r.ecc).toEqual({ ddrSingleBit: 2, ddrDoubleBit: null, hbmSingleBit: 7, hbmDoubleBit: 1 });
-    expect(r.sections[1]?.chip).toBe(0);
   });
 
   it('310P MCU card power from -t power and -t common; per-chip temperatures', () => {
@@ -201,20 +364,6 @@ describe('parseNpuSmiInfo (-t key : value)', () => {
     expect(parseNpuSmiInfo(read('npu-smi-t-product-310p3-duo-1.txt')).type).toBe('product');
   });
 
-  it('a line that is not key : value is an error naming the line', () => {
-    expect(() => parseNpuSmiInfo('\tHealth Status : OK\nwhat is this\n')).toThrow(
-      /^line 2: expected 'key : value'/,
-    );
-  });
-
-  it('a non-hex error code is an error', () => {
-    expect(() => parseNpuSmiInfo('\tHealth Status : Alarm\n\tError Code : 80E01801 oops!\n')).toThrow(
-      /^line 2: Error Code: 'oops!'/,
-    );
-  });
-});
-
-describe('parseNpuSmiMapping (-m)', () => {
   it('reads the 310 mapping with the MCU row', () => {
     const rows = parseNpuSmiMapping(read('npu-smi-info-m-310-1.txt'));
     expect(rows).toHaveLength(5);
@@ -225,11 +374,5 @@ describe('parseNpuSmiMapping (-m)', () => {
     const rows = parseNpuSmiMapping(read('npu-smi-info-m-910a-3.txt'));
     expect(rows.map((r) => r.logicId)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(rows[0]?.name).toBe('Ascend 910A');
-  });
-
-  it('a broken row is an error naming it', () => {
-    expect(() => parseNpuSmiMapping('NPU ID   Chip ID   Chip Logic ID   Chip Name\n0 0 x Ascend\n')).toThrow(
-      /^line 2:/,
-    );
   });
 });

@@ -10,9 +10,18 @@
  *   power, usages, common, product) into a typed record the agent merges into the table.
  * - `npu-smi info -m`: the card/chip/logic-id mapping.
  */
-import type { Card310, Chip310, Npu910 } from '../../contracts/snapshot.js';
-import { ParseError } from '../errors.js';
-import { NotSnapshotError, ToolError, isNullCell, readNumber, requireNumber, splitLines } from './common.js';
+import type { Card310, Chip310, Npu910 } from '../../contracts/index.js';
+import { ParseError, excerpt, quoted } from '../errors.js';
+import {
+  NO_UNIT,
+  NotSnapshotError,
+  ToolError,
+  isNullCell,
+  leadingWords,
+  requireNumber,
+  splitLines,
+  words,
+} from './common.js';
 
 /** A 910B-family payload as the table shows it. */
 export interface NpuSmi910Payload {
@@ -74,7 +83,7 @@ export function checkNpuSmiToolError(lines: readonly string[]): void {
       /^Invalid (card|chip|device) id/i.test(line) ||
       /^npu-smi: command not found/.test(line)
     ) {
-      throw new ToolError(`npu-smi failed: ${line}`, index + 1);
+      throw new ToolError(`npu-smi failed: ${excerpt(line)}`, index + 1);
     }
   }
 }
@@ -82,7 +91,7 @@ export function checkNpuSmiToolError(lines: readonly string[]): void {
 /** Splits a bordered row `| a | b | c |` into trimmed cells; a row without its closing border was cut. */
 function rowCells(line: string, lineNo: number): string[] {
   if (!line.endsWith('|'))
-    throw new ParseError(`table row is cut short (no closing '|'): '${line.trim()}'`, lineNo);
+    throw new ParseError(`table row is cut short (no closing '|'): ${quoted(line.trim())}`, lineNo);
   return line
     .slice(1, -1)
     .split('|')
@@ -91,10 +100,12 @@ function rowCells(line: string, lineNo: number): string[] {
 
 /** Joins `a / b`, `a/ b`, `a /b` into one token so a cell splits into its values on blanks. */
 function valueTokens(cell: string): string[] {
-  return cell
-    .replace(/\s*\/\s*/g, '/')
-    .split(/\s+/)
-    .filter((token) => token !== '');
+  return words(
+    cell
+      .split('/')
+      .map((part) => part.trim())
+      .join('/'),
+  );
 }
 
 /** Reads the layout from the header rows at `index` (the `| NPU Name | Health |` row). */
@@ -111,7 +122,40 @@ function readLayout(lines: readonly string[], index: number): Layout {
   const lower = valueTokens(second[2] ?? '');
   // The DDR inference layout names its second id "Device" and has no HBM column.
   const family = secondId === 'device' || !lower.some((name) => /^HBM/i.test(name)) ? '310P' : '910B';
-  return { family, secondId, upper: valueTokens(first[2] ?? ''), lower };
+  const upper = valueTokens(first[2] ?? '');
+  checkHeaderUnits(upper, index + 1);
+  checkHeaderUnits(lower, index + 2);
+  return { family, secondId, upper, lower };
+}
+
+/** A header name without its unit, lower case: `Temp(C)` is `temp`. */
+function headerKey(name: string): string {
+  const paren = name.indexOf('(');
+  return (paren < 0 ? name : name.slice(0, paren)).toLowerCase();
+}
+
+/**
+ * The unit a header prints for each value the snapshot reads. npu-smi prints values bare and
+ * the unit in the header; a header with another unit is another layout, never read as this one.
+ */
+const HEADER_UNITS: Readonly<Record<string, string>> = {
+  power: 'W',
+  temp: 'C',
+  aicore: '%',
+  'hbm-usage': 'MB',
+  'memory-usage': 'MB',
+};
+
+/** Refuses a header whose unit for a value the snapshot reads is not the one expected. */
+function checkHeaderUnits(names: readonly string[], lineNo: number): void {
+  for (const name of names) {
+    const expected = HEADER_UNITS[headerKey(name)];
+    const paren = name.indexOf('(');
+    if (expected === undefined || paren < 0) continue;
+    const unit = name.slice(paren + 1, name.endsWith(')') ? -1 : undefined);
+    if (unit !== expected)
+      throw new ParseError(`header ${quoted(name)} is in ${quoted(unit)}; expected ${expected}`, lineNo);
+  }
 }
 
 /** Maps a row's value tokens to the header names above them; a count mismatch is an error. */
@@ -119,28 +163,35 @@ function mapValues(names: readonly string[], cell: string, lineNo: number, into:
   const tokens = valueTokens(cell);
   if (tokens.length !== names.length) {
     throw new ParseError(
-      `expected ${names.length} values under '${names.join(' ')}', found ${tokens.length}: '${cell}'`,
+      `expected ${names.length} values under ${quoted(names.join(' '))}, found ${tokens.length}: ${quoted(cell)}`,
       lineNo,
     );
   }
-  names.forEach((name, i) => into.set(name.replace(/\(.*$/, '').toLowerCase(), tokens[i] ?? ''));
+  names.forEach((name, i) => into.set(headerKey(name), tokens[i] ?? ''));
+}
+
+/** How many decimal digits `text` starts with. */
+function leadingDigits(text: string): number {
+  let n = 0;
+  while (n < text.length && (text[n] ?? '') >= '0' && (text[n] ?? '') <= '9') n++;
+  return n;
 }
 
 /** Reads one NPU/chip from its two rows. */
 function readRowPair(layout: Layout, upper: Row, lower: Row): ChipRow {
   const [idName = '', health = '', upperValues = ''] = upper.cells;
   const [chipCell = '', busCell = '', lowerValues = ''] = lower.cells;
-  const idMatch = /^(\d+)\s*(.*)$/.exec(idName);
-  if (!idMatch)
-    throw new ParseError(`expected 'NPU Name' (an NPU id and a name), found '${idName}'`, upper.line);
-  const chipTokens = chipCell.split(/\s+/).filter((t) => t !== '');
+  const digits = leadingDigits(idName);
+  if (digits === 0)
+    throw new ParseError(`expected 'NPU Name' (an NPU id and a name), found ${quoted(idName)}`, upper.line);
+  const chipTokens = words(chipCell);
   const chip = Number(chipTokens[0]);
   if (!/^\d+$/.test(chipTokens[0] ?? ''))
-    throw new ParseError(`expected a chip id, found '${chipCell}'`, lower.line);
+    throw new ParseError(`expected a chip id, found ${quoted(chipCell)}`, lower.line);
   const second = chipTokens[1];
   if (layout.secondId !== 'none' && (second === undefined || !/^\d+$/.test(second))) {
     throw new ParseError(
-      `expected a chip id and a ${layout.secondId === 'phy' ? 'Phy-ID' : 'device id'}, found '${chipCell}'`,
+      `expected a chip id and a ${layout.secondId === 'phy' ? 'Phy-ID' : 'device id'}, found ${quoted(chipCell)}`,
       lower.line,
     );
   }
@@ -148,8 +199,8 @@ function readRowPair(layout: Layout, upper: Row, lower: Row): ChipRow {
   mapValues(layout.upper, upperValues, upper.line, values);
   mapValues(layout.lower, lowerValues, lower.line, values);
   return {
-    npu: Number(idMatch[1]),
-    name: (idMatch[2] ?? '').trim(),
+    npu: Number(idName.slice(0, digits)),
+    name: idName.slice(digits).trim(),
     health: health || 'UNKNOWN',
     chip,
     secondId: second === undefined ? null : Number(second),
@@ -164,14 +215,18 @@ function usage(row: ChipRow, key: string, lineNo: number): { used: number | null
   const text = row.values.get(key);
   if (text === undefined) return { used: null, total: null };
   const [used = '', total = ''] = text.split('/');
-  if (!text.includes('/')) return { used: requireNumber(used, key, lineNo), total: null };
-  return { used: requireNumber(used, key, lineNo), total: requireNumber(total, key, lineNo) };
+  // The header carries the unit (checked there): the values themselves are bare numbers.
+  if (!text.includes('/')) return { used: requireNumber(used, key, lineNo, NO_UNIT), total: null };
+  return {
+    used: requireNumber(used, key, lineNo, NO_UNIT),
+    total: requireNumber(total, key, lineNo, NO_UNIT),
+  };
 }
 
 /** A single numeric value under a header name. */
 function value(row: ChipRow, key: string): number | null {
   const text = row.values.get(key);
-  return text === undefined ? null : requireNumber(text, key, row.line);
+  return text === undefined ? null : requireNumber(text, key, row.line, NO_UNIT);
 }
 
 function toNpu910(row: ChipRow, layout: Layout): Npu910 {
@@ -245,14 +300,14 @@ function readRows(lines: readonly string[], start: number): Row[][] {
     // Border lines; '...' is where Huawei's docs elide NPUs (the real tool never prints it).
     if (trimmed === '' || trimmed.startsWith('+') || trimmed === '...') continue;
     if (!trimmed.startsWith('|'))
-      throw new ParseError(`unexpected text inside the device table: '${trimmed}'`, i + 1);
+      throw new ParseError(`unexpected text inside the device table: ${quoted(trimmed)}`, i + 1);
     const row = { line: i + 1, cells: rowCells(line, i + 1) };
     if (pending) {
       // The second row of a device carries its Bus-Id (or NA); anything else means the row
       // is missing, and the error must point at the device that lacks it, not further down.
       if (!isBusIdCell(row.cells[1] ?? ''))
         throw new ParseError(
-          `NPU row '${pending.cells[0] ?? ''}' has no second row (Chip, Bus-Id) after it`,
+          `NPU row ${quoted(pending.cells[0] ?? '')} has no second row (Chip, Bus-Id) after it`,
           pending.line + 1,
         );
       pairs.push([pending, row]);
@@ -285,7 +340,10 @@ export function findNpuSmiHeader(lines: readonly string[]): number {
  * Parses `npu-smi info` (the device table) into a snapshot payload: 910-family layouts give
  * `{family: '910B', npus}` with one entry per chip, 310/310P/310B layouts give
  * `{family: '310P', cards}` grouped by NPU id. Process sections are ignored. A table cut after
- * a complete NPU is parsed up to there; a row cut mid-way is a ParseError naming its line.
+ * a complete NPU is parsed up to there (posted fragments and Huawei's doc samples stop there);
+ * a row cut mid-way is a ParseError naming its line. The table announces no NPU count, so a
+ * cut between two NPUs cannot be seen here: an NPU that the table leaves out is found by the
+ * agent's inventory (`/dev/davinci*`, `npu-smi info -m`) and sent as `present: false`.
  * Tool failures (dcmi init errors) throw ToolError.
  */
 export function parseNpuSmiTable(text: string): NpuSmiTablePayload {
@@ -315,7 +373,7 @@ function unknownNpuSmi(lines: readonly string[]): ParseError {
   if (kind !== 'unknown')
     return new NotSnapshotError(`\`npu-smi info -t ${kind}\``, NPU_SMI_EXPECTED, firstIndex + 1);
   return new ParseError(
-    `not an npu-smi table (no '| NPU  Name | Health |' header): '${(lines[firstIndex] ?? '').trim().slice(0, 80)}'`,
+    `not an npu-smi table (no '| NPU  Name | Health |' header): ${quoted((lines[firstIndex] ?? '').trim())}`,
     firstIndex + 1,
   );
 }
@@ -335,6 +393,8 @@ export interface NpuSmiSection {
   chipName: string | null;
   /** The block's values by their key as printed (e.g. `Temperature(C)`), NA kept as text. */
   fields: Record<string, string>;
+  /** The 1-based line of each key, for errors. */
+  lines: Record<string, number>;
 }
 
 /** ECC counters of `-t ecc`; null when the tool printed NA or did not print them. */
@@ -370,11 +430,11 @@ export interface NpuSmiInfoRecord {
   busId: string | null;
 }
 
-/** Reads one `key : value` line; a line with an empty key continues the previous value. */
+/** Reads one `key : value` line (split at its first colon); an empty key continues the previous value. */
 function kvLine(line: string): { key: string; value: string } | null {
-  const match = /^\s*([^:]*?)\s*:\s?(.*)$/.exec(line);
-  if (!match) return null;
-  return { key: match[1] ?? '', value: (match[2] ?? '').trim() };
+  const colon = line.indexOf(':');
+  if (colon < 0) return null;
+  return { key: line.slice(0, colon).trim(), value: line.slice(colon + 1).trim() };
 }
 
 /** Splits key : value text into blank-line separated blocks; a line that is neither is an error. */
@@ -388,7 +448,7 @@ function readSections(lines: readonly string[]): NpuSmiSection[] {
       continue;
     }
     const kv = kvLine(line);
-    if (!kv) throw new ParseError(`expected 'key : value', found '${line.trim()}'`, index + 1);
+    if (!kv) throw new ParseError(`expected 'key : value', found ${quoted(line.trim())}`, index + 1);
     if (kv.key === '' && lastKey !== undefined) {
       // Continuation of a multi-line value (health's Error Information); it may follow a blank.
       const owner = current ?? sections[sections.length - 1];
@@ -396,12 +456,13 @@ function readSections(lines: readonly string[]): NpuSmiSection[] {
       continue;
     }
     if (!current) {
-      current = { chip: null, chipName: null, fields: {} };
+      current = { chip: null, chipName: null, fields: {}, lines: {} };
       sections.push(current);
     }
     current.fields[kv.key] = kv.value;
+    current.lines[kv.key] = index + 1;
     lastKey = kv.key;
-    if (kv.key === 'Chip ID') current.chip = readNumber(kv.value) ?? null;
+    if (kv.key === 'Chip ID') current.chip = requireNumber(kv.value, kv.key, index + 1, NO_UNIT);
     if (kv.key === 'Chip Name') current.chipName = kv.value;
   }
   return sections;
@@ -426,9 +487,16 @@ function find(sections: readonly NpuSmiSection[], key: string): string | undefin
   return undefined;
 }
 
+/** A numeric field of a section: NA is null; text or a unit (the key carries it) names the line. */
+function sectionNumber(section: NpuSmiSection, key: string): number | null {
+  const text = section.fields[key];
+  return text === undefined ? null : requireNumber(text, key, section.lines[key] ?? 1, NO_UNIT);
+}
+
+/** The first value of a numeric `key` in any section. */
 function findNumber(sections: readonly NpuSmiSection[], key: string): number | null {
-  const text = find(sections, key);
-  return text === undefined ? null : (readNumber(text) ?? null);
+  const section = sections.find((s) => key in s.fields);
+  return section === undefined ? null : sectionNumber(section, key);
 }
 
 function readEcc(sections: readonly NpuSmiSection[]): NpuSmiEcc {
@@ -454,9 +522,9 @@ function readMcuPower(sections: readonly NpuSmiSection[]): number | null {
 /** Hex fault codes of `Error Code` (`A4025021 8C03A000`); NA gives []. */
 function readErrorCodes(text: string | undefined, line: number): string[] {
   if (text === undefined || isNullCell(text)) return [];
-  const codes = text.split(/[\s,]+/).filter((c) => c !== '');
+  const codes = text.split(/[\s,]/).filter((c) => c !== '');
   const bad = codes.find((code) => !/^(0x)?[0-9A-Fa-f]{1,16}$/.test(code));
-  if (bad !== undefined) throw new ParseError(`Error Code: '${bad}' is not a hex fault code`, line);
+  if (bad !== undefined) throw new ParseError(`Error Code: ${quoted(bad)} is not a hex fault code`, line);
   return codes.map((code) => code.replace(/^0x/i, '').toUpperCase());
 }
 
@@ -476,8 +544,7 @@ export function parseNpuSmiInfo(text: string): NpuSmiInfoRecord {
   const errorLine = lines.findIndex((line) => /^\s*Error Code\s*:/.test(line)) + 1;
   const temps: Record<number, number | null> = {};
   for (const s of sections)
-    if (s.chip !== null && 'Temperature(C)' in s.fields)
-      temps[s.chip] = readNumber(s.fields['Temperature(C)'] ?? '') ?? null;
+    if (s.chip !== null && 'Temperature(C)' in s.fields) temps[s.chip] = sectionNumber(s, 'Temperature(C)');
   const info = find(sections, 'Error Information');
   const bus = find(sections, 'PCIe Bus Info');
   return {
@@ -523,14 +590,13 @@ export function parseNpuSmiMapping(text: string): NpuSmiMapping[] {
   for (let i = header + 1; i < lines.length; i++) {
     const line = (lines[i] ?? '').trim();
     if (line === '') continue;
-    const match = /^(\d+)\s+(\d+)\s+(\d+|-)\s+(.+)$/.exec(line);
-    if (!match) throw new ParseError(`expected 'NPU-ID Chip-ID Logic-ID Name', found '${line}'`, i + 1);
-    rows.push({
-      npu: Number(match[1]),
-      chip: Number(match[2]),
-      logicId: match[3] === '-' ? null : Number(match[3]),
-      name: match[4] ?? '',
-    });
+    const {
+      words: [npu = '', chip = '', logic = ''],
+      rest: name,
+    } = leadingWords(line, 3);
+    if (!/^\d+$/.test(npu) || !/^\d+$/.test(chip) || !/^(?:\d+|-)$/.test(logic) || name === '')
+      throw new ParseError(`expected 'NPU-ID Chip-ID Logic-ID Name', found ${quoted(line)}`, i + 1);
+    rows.push({ npu: Number(npu), chip: Number(chip), logicId: logic === '-' ? null : Number(logic), name });
   }
   return rows;
 }

@@ -10,7 +10,7 @@ import {
   parseNvidiaTable,
   parseNvidiaXml,
 } from './nvidia-smi.js';
-import { readRealFixture } from '../../test/fixtures.js';
+import { NVIDIA_CSV, NVIDIA_CSV_NOHEADER, NVIDIA_Q, NVIDIA_TABLE, NVIDIA_XML } from './testing.js';
 
 function caught(fn: () => unknown): Error {
   try {
@@ -92,7 +92,7 @@ describe('parseNvidiaCsv', () => {
 
   it('a non-numeric metric is a ParseError naming its line and field', () => {
     expect(() => parseNvidiaCsv('index, temperature.gpu\n0, hot')).toThrow(
-      /^line 2: temperature\.gpu: expected a number or N\/A, found 'hot'$/,
+      /^line 2: temperature\.gpu: expected a number or NA, found 'hot'$/,
     );
   });
 
@@ -109,7 +109,8 @@ describe('parseNvidiaCsv', () => {
   });
 
   it('refuses a CSV without any health field (its GPUs would read as off the bus)', () => {
-    const text = readRealFixture('nvidia-smi-query-csv-noheader-7.txt');
+    const text =
+      '0, NVIDIA A100-SXM4-80GB, 81920 MiB, 60000 MiB, 100 %\n1, NVIDIA A100-SXM4-80GB, 81920 MiB, 3 MiB, 0 %\n';
     const fields = ['index', 'name', 'memory.total', 'memory.used', 'utilization.gpu'];
     expect(() => parseNvidiaCsv(text, fields)).toThrow(/^line 1: the CSV has no health field/);
   });
@@ -234,6 +235,7 @@ const XML = `<?xml version="1.0" ?>
 <nvidia_smi_log>
   <timestamp>Mon Jan  6 10:00:00 2025</timestamp>
   <driver_version>535.54.03</driver_version>
+  <attached_gpus>1</attached_gpus>
   <gpu id="00000000:01:00.0">
     <product_name>NVIDIA A&amp;B</product_name>
     <uuid>GPU-x</uuid>
@@ -264,9 +266,9 @@ describe('parseNvidiaXml (-q -x)', () => {
   });
 
   it('a truncated document is an error naming where the open element began', () => {
-    const cut = XML.split('\n').slice(0, 9).join('\n');
+    const cut = XML.split('\n').slice(0, 10).join('\n');
     expect(() => parseNvidiaXml(cut)).toThrow(
-      /XML ends inside <pci_gpu_link_info> opened at line 9: the output is truncated/,
+      /XML ends inside <pci_gpu_link_info> opened at line 10: the output is truncated/,
     );
   });
 
@@ -321,5 +323,121 @@ describe('detectNvidiaSmiKind', () => {
     ['hello', 'unknown'],
   ])('%#', (text, kind) => {
     expect(detectNvidiaSmiKind(text)).toBe(kind);
+  });
+});
+
+describe('the synthetic samples of every sub-format', () => {
+  it.each([
+    ['csv', NVIDIA_CSV, [34, 36]],
+    ['csv noheader', NVIDIA_CSV_NOHEADER, [34, 35]],
+    ['-q', NVIDIA_Q, [44, 45]],
+    ['-q -x', NVIDIA_XML, [27, 28]],
+    ['table', NVIDIA_TABLE, [49, 51]],
+  ] as const)('%s gives both GPUs with their temperatures', (_kind, text, temps) => {
+    expect(parseNvidiaSmi(text).payload.gpus.map((g) => g.temperature_gpu)).toEqual(temps);
+  });
+
+  it('the table: bus ids, power (ERR! is null) and the ECC column', () => {
+    const { payload, timestamp } = parseNvidiaTable(NVIDIA_TABLE);
+    expect(timestamp).toBe('2025-01-06T10:00:00.000Z');
+    expect(payload.gpus.map((g) => [g.index, g.bus_id, g.power_draw_w, g.ecc_uncorrected_volatile])).toEqual([
+      [0, '0000:27:00.0', 114, 0],
+      [1, '0000:2A:00.0', null, 3],
+    ]);
+  });
+});
+
+describe('a GPU missing from the output is refused, never a smaller healthy node', () => {
+  it('-q cut after its first GPU block names the count', () => {
+    const cut = NVIDIA_Q.slice(0, NVIDIA_Q.indexOf('GPU 00000000:3B:00.0'));
+    expect(() => parseNvidiaQuery(cut)).toThrow(
+      /^line 8: Attached GPUs says 2 but 1 GPU block found: the output is cut short or was taken with -i/,
+    );
+  });
+
+  it('-q without its Attached GPUs line is refused: a cut could not be noticed', () => {
+    const headless = NVIDIA_Q.replace(/^Attached GPUs.*$/m, '');
+    expect(() => parseNvidiaQuery(headless)).toThrow(
+      /^line \d+: no 'Attached GPUs' count before the GPU blocks/,
+    );
+  });
+
+  it('-q -x with fewer <gpu> than <attached_gpus> names the count', () => {
+    const start = NVIDIA_XML.indexOf('  <gpu id="00000000:02:00.0">');
+    const end = NVIDIA_XML.indexOf('</nvidia_smi_log>');
+    const oneGpu = NVIDIA_XML.slice(0, start) + NVIDIA_XML.slice(end);
+    expect(() => parseNvidiaXml(oneGpu)).toThrow(/^line 6: Attached GPUs says 2 but 1 GPU element found/);
+  });
+
+  it('a CSV with the count field and fewer rows is refused', () => {
+    const cut = NVIDIA_CSV.split('\n').slice(0, 2).join('\n');
+    expect(() => parseNvidiaCsv(cut)).toThrow(
+      /^line 2: count says 2 GPUs but 1 GPU row found: the output is cut short$/,
+    );
+  });
+});
+
+describe('units say which field a value belongs to', () => {
+  const fields = ['index', 'name', 'temperature.gpu', 'memory.total', 'memory.used'];
+
+  it('a noheader row whose memory lands in temperature.gpu is refused, naming line and field', () => {
+    expect(() => parseNvidiaCsv('0, NVIDIA A100, 81920 MiB, 3 MiB, 41\n', fields)).toThrow(
+      /^line 1: temperature\.gpu: '81920 MiB' is in MiB; expected C or no unit$/,
+    );
+  });
+
+  it('a unit that does not belong in a column the snapshot does not read is refused too', () => {
+    expect(() => parseNvidiaCsv('0, NVIDIA A100, 41, 81920 MiB, 87 %\n', fields)).toThrow(
+      /^line 1: memory\.used: '87 %' is in %; expected MiB or no unit$/,
+    );
+  });
+
+  it('the headed CSV checks its header units and its values', () => {
+    expect(() => parseNvidiaCsv('index, temperature.gpu [MiB]\n0, 41\n')).toThrow(
+      /^line 1: temperature\.gpu: the header gives the unit 'MiB'; expected C$/,
+    );
+    expect(() => parseNvidiaCsv('index, power.draw [W]\n0, 41 MHz\n')).toThrow(
+      /^line 2: power\.draw: '41 MHz' is in MHz; expected W or no unit$/,
+    );
+  });
+
+  it('a number followed by 80,000 blanks and a letter is not a number with a unit', () => {
+    expect(() => parseNvidiaCsv(`index, temperature.gpu\n0, 1${' '.repeat(80_000)}x`)).toThrow(
+      /^line 2: temperature\.gpu: '1 +…' is in x; expected C or no unit$/,
+    );
+  });
+
+  it('-q and the table check their units', () => {
+    expect(() => parseNvidiaQuery(NVIDIA_Q.replace('44 C', '44 W'))).toThrow(
+      /^line 28: GPU Current Temp: '44 W' is in W; expected C or no unit$/,
+    );
+    expect(() => parseNvidiaTable(NVIDIA_TABLE.replace('114W', '114C'))).toThrow(
+      /^line 9: power draw: '114C' is in C; expected W or no unit$/,
+    );
+  });
+});
+
+describe('hostile lines end quickly, quoting an excerpt', () => {
+  it.each([
+    ['a table row of blanks', `| NPU  Name | Health |${' '.repeat(80_000)}x`],
+    [
+      'a GPU row of blanks',
+      `|   0  A${' '.repeat(80_000)}On | 00000000:01:00.0 Off |  0${' '.repeat(80_000)}x`,
+    ],
+    [
+      'a -q key of blanks',
+      `==============NVSMI LOG==============\nGPU 00000000:19:00.0\n    Product Name${' '.repeat(80_000)}x\n`,
+    ],
+  ])('%s', (_name, text) => {
+    const error = caught(() => parseNvidiaSmi(text));
+    expect(error).toBeInstanceOf(ParseError);
+    expect(error.message.length).toBeLessThan(400);
+  });
+
+  it('a lost-GPU message keeps its bus id without a pattern', () => {
+    const error = caught(() =>
+      parseNvidiaSmi('Unable to determine the device handle for GPU0000:07:00.0: Unknown Error'),
+    );
+    expect((error as ToolError).lostBusIds).toEqual(['0000:07:00.0']);
   });
 });

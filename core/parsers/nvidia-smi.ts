@@ -9,18 +9,23 @@
  *
  * Tool failures (`GPU is lost`, NVML not loaded) throw ToolError with the lost bus ids.
  */
-import type { Gpu } from '../../contracts/snapshot.js';
-import { ParseError } from '../errors.js';
+import type { Gpu } from '../../contracts/index.js';
+import { ParseError, excerpt, quoted } from '../errors.js';
 import {
+  NO_UNIT,
   NotSnapshotError,
   ToolError,
   asCounter,
   ctimeToIso,
+  firstContentLine,
+  isBlank,
   isNullCell,
   normaliseBusId,
   readNumber,
   requireNumber,
   splitLines,
+  words,
+  type Units,
 } from './common.js';
 
 /** The nvidia payload plus the time the output says it was taken (ISO), when it says one. */
@@ -81,7 +86,7 @@ export function checkNvidiaSmiToolError(lines: readonly string[]): void {
   let first: { line: number; text: string } | undefined;
   for (const [index, raw] of lines.entries()) {
     const line = raw.trim();
-    const handle = /^Unable to determine the device handle for GPU\s*([0-9A-Fa-f:.]+):\s*(.*)$/.exec(line);
+    const handle = lostHandleBusId(line);
     const fatal =
       handle !== null ||
       /GPU is lost/i.test(line) ||
@@ -91,10 +96,27 @@ export function checkNvidiaSmiToolError(lines: readonly string[]): void {
       /^No devices were found$/.test(line);
     if (!fatal) continue;
     first ??= { line: index + 1, text: line };
-    const bus = handle?.[1] ? normaliseBusId(handle[1]) : null;
+    const bus = handle ? normaliseBusId(handle) : null;
     if (bus !== null) lost.push(bus);
   }
-  if (first) throw new ToolError(`nvidia-smi failed: ${first.text.replace(/\s+/g, ' ')}`, first.line, lost);
+  if (first)
+    throw new ToolError(`nvidia-smi failed: ${excerpt(words(first.text).join(' '))}`, first.line, lost);
+}
+
+const LOST_HANDLE = 'Unable to determine the device handle for GPU';
+
+/**
+ * The bus id of `Unable to determine the device handle for GPU 0000:03:00.0: GPU is lost`
+ * (with or without the blank after `GPU`), or null when the line is not that message. Read by
+ * scanning: the id is the run of hex digits, colons and dots, up to its last colon.
+ */
+function lostHandleBusId(line: string): string | null {
+  if (!line.startsWith(LOST_HANDLE)) return null;
+  const rest = line.slice(LOST_HANDLE.length).trimStart();
+  let end = 0;
+  while (end < rest.length && /[0-9A-Fa-f:.]/.test(rest[end] ?? '')) end++;
+  const colon = rest.lastIndexOf(':', end - 1);
+  return colon > 0 ? rest.slice(0, colon) : null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -113,12 +135,54 @@ const SINGLE_WORD_FIELDS = new Set([
   'pid',
 ]);
 
-/** Reads a header cell (`power.draw [W]`) as its field name, or null when it is not one. */
-function headerField(cell: string): string | null {
-  const match = /^([a-zA-Z][a-zA-Z0-9_]*(?:\.[a-zA-Z0-9_]+)*)(?:\s*\[[^\]]*\])?$/.exec(cell.trim());
+/** A header cell read: the field name and the unit in brackets (`''` when none). */
+interface HeaderCell {
+  name: string;
+  unit: string;
+}
+
+/** Reads a header cell (`power.draw [W]`) as its field name and unit, or null when it is not one. */
+function headerCell(cell: string): HeaderCell | null {
+  const match = /^([a-zA-Z][a-zA-Z0-9_]*(?:\.[a-zA-Z0-9_]+)*)(?:\s*\[([^\]]*)\])?$/.exec(cell.trim());
   if (!match?.[1]) return null;
   const name = match[1];
-  return name.includes('.') || name.includes('_') || SINGLE_WORD_FIELDS.has(name) ? name : null;
+  if (!(name.includes('.') || name.includes('_') || SINGLE_WORD_FIELDS.has(name))) return null;
+  return { name, unit: match[2] ?? '' };
+}
+
+function headerField(cell: string): string | null {
+  return headerCell(cell)?.name ?? null;
+}
+
+/**
+ * The units nvidia-smi prints for a `--query-gpu` field (`''` for none, as `nounits` prints
+ * every value), for the fields whose unit is known; undefined for the rest. A unit is what
+ * tells a temperature from a memory size when a field list does not match the columns.
+ */
+function csvFieldUnits(field: string): Units | undefined {
+  if (field.startsWith('temperature.')) return ['', 'C'];
+  if (field.startsWith('power.') || field.endsWith('.power.limit')) return ['', 'W'];
+  if (field.startsWith('memory.')) return ['', 'MiB'];
+  if (field.startsWith('utilization.') || field === 'fan.speed') return ['', '%'];
+  if (field.startsWith('clocks.')) return ['', 'MHz'];
+  if (field.startsWith('pcie.link.width.')) return ['', 'x'];
+  if (field.startsWith('ecc.errors.') || field.startsWith('pcie.link.gen.')) return NO_UNIT;
+  if (field === 'index' || field === 'count') return NO_UNIT;
+  return undefined;
+}
+
+/** Refuses a header whose unit does not belong to its field (`temperature.gpu [MiB]`). */
+function checkHeaderUnits(cells: readonly string[], line: number): void {
+  for (const cell of cells) {
+    const header = headerCell(cell);
+    if (header === null || header.unit === '') continue;
+    const units = csvFieldUnits(canonicalField(header.name));
+    if (units !== undefined && !units.includes(header.unit))
+      throw new ParseError(
+        `${excerpt(header.name, 60)}: the header gives the unit ${quoted(header.unit)}; expected ${units.filter((u) => u !== '').join(' or ') || 'none'}`,
+        line,
+      );
+  }
 }
 
 function csvCells(line: string): string[] {
@@ -154,14 +218,16 @@ function gpuFromCsv(fields: readonly string[], cells: readonly string[], order: 
   const byName = new Map<string, string>();
   fields.forEach((field, i) => {
     const key = canonicalField(field);
-    if (!byName.has(key)) byName.set(key, cells[i] ?? '');
+    const cell = cells[i] ?? '';
+    if (!byName.has(key)) byName.set(key, cell);
+    // A number in another unit than its field's means the columns are not the fields they are
+    // read as (a wrong --fields list), even in a column the snapshot does not use.
+    const units = csvFieldUnits(key);
+    if (units !== undefined && readNumber(cell) != null) requireNumber(cell, key, line, units);
   });
   const num = (key: string): number | null => {
     const text = byName.get(key);
-    if (text === undefined) return null;
-    const value = readNumber(text);
-    if (value === undefined) throw new ParseError(`${key}: expected a number or N/A, found '${text}'`, line);
-    return value;
+    return text === undefined ? null : requireNumber(text, key, line, csvFieldUnits(key) ?? NO_UNIT);
   };
   const text = (key: string): string | null => {
     const value = byName.get(key);
@@ -202,10 +268,33 @@ const HEALTH_FIELDS: readonly string[] = [
 ];
 
 /**
+ * When the `count` field was queried, every row says how many GPUs the driver has: fewer rows
+ * means the output was cut at a row boundary, and the missing GPUs must not pass unnoticed.
+ */
+function checkCsvCount(lines: readonly string[], names: readonly string[], rows: number, from: number): void {
+  const column = names.indexOf('count');
+  if (column < 0) return;
+  for (let i = from; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    if (line.trim() === '') continue;
+    const count = requireNumber(csvCells(line)[column] ?? '', 'count', i + 1, NO_UNIT);
+    if (count !== null && count !== rows)
+      throw new ParseError(
+        `count says ${count} GPUs but ${rows} GPU row${rows === 1 ? '' : 's'} found: the output is cut short`,
+        i + 1,
+      );
+    return;
+  }
+}
+
+/**
  * Parses `nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]`. With a header the
  * columns are mapped by name (units such as ` [W]`, ` %`, ` MiB` stripped; `[N/A]`, `N/A`,
  * `[Not Supported]`, `ERR!` read as null); without one, by `fields` (default
  * DEFAULT_QUERY_FIELDS). A row whose column count differs is a ParseError naming its line.
+ * Printed units are checked against their field, in the header and in every value
+ * (`81920 MiB` under `temperature.gpu` is a wrong field list, not a hot GPU), and when the
+ * `count` field is queried the rows must number as many GPUs as it says.
  */
 export function parseNvidiaCsv(text: string, fields: readonly string[] = DEFAULT_QUERY_FIELDS): NvidiaParsed {
   const lines = splitLines(text);
@@ -214,6 +303,7 @@ export function parseNvidiaCsv(text: string, fields: readonly string[] = DEFAULT
   if (start < 0) throw new ParseError('empty nvidia-smi output', 1);
   const first = lines[start] ?? '';
   const hasHeader = isCsvHeader(first);
+  if (hasHeader) checkHeaderUnits(csvCells(first), start + 1);
   const names = hasHeader ? csvCells(first).map((cell) => headerField(cell) ?? cell) : [...fields];
   if (hasHeader && names.includes('pid')) {
     throw new NotSnapshotError(
@@ -238,7 +328,7 @@ export function parseNvidiaCsv(text: string, fields: readonly string[] = DEFAULT
     if (line.trim() === '') continue;
     const cells = csvCells(line);
     if (cells.length !== names.length) {
-      const source = hasHeader ? 'the header' : `the field list (${names.join(',')})`;
+      const source = hasHeader ? 'the header' : `the field list (${excerpt(names.join(','), 200)})`;
       throw new ParseError(`row has ${cells.length} columns but ${source} has ${names.length}`, i + 1);
     }
     gpus.push(gpuFromCsv(names, cells, gpus.length, i + 1));
@@ -247,6 +337,7 @@ export function parseNvidiaCsv(text: string, fields: readonly string[] = DEFAULT
     if (names.includes('driver_version') && version && !isNullCell(version)) driver ??= version;
   }
   if (gpus.length === 0) throw new ParseError('the CSV has a header but no GPU rows', start + 1);
+  checkCsvCount(lines, names, gpus.length, hasHeader ? start + 1 : start);
   return {
     payload: { family: 'nvidia', ...(driver === undefined ? {} : { driver_version: driver }), gpus },
     timestamp,
@@ -259,6 +350,8 @@ export function parseNvidiaCsv(text: string, fields: readonly string[] = DEFAULT
 /** One node of the `-q` tree (a section or a `key : value`), or of the XML document. */
 export interface QNode {
   key: string;
+  /** `key` as lookups compare it (keyOf), computed once: a key may be a 5 MB line. */
+  id: string;
   value: string | null;
   attrs: Record<string, string>;
   line: number;
@@ -269,14 +362,15 @@ export interface QNode {
 function keyOf(text: string): string {
   return text
     .toLowerCase()
-    .replace(/[\s_]+/g, ' ')
-    .trim();
+    .split(/[\s_]/)
+    .filter((word) => word !== '')
+    .join(' ');
 }
 
 function child(node: QNode | undefined, ...aliases: string[]): QNode | undefined {
   if (!node) return undefined;
   for (const alias of aliases) {
-    const found = node.children.find((c) => keyOf(c.key) === alias);
+    const found = node.children.find((c) => c.id === alias);
     if (found) return found;
   }
   return undefined;
@@ -294,24 +388,54 @@ function at(node: QNode | undefined, ...path: string[][]): string | undefined {
   return nodeAt(node, ...path)?.value ?? undefined;
 }
 
-/** A numeric value: absent or NA is null; anything else that is not a number names its line. */
-function numAt(node: QNode | undefined, ...path: string[][]): number | null {
+/**
+ * A numeric value in one of `units`: absent or NA is null; anything else that is not such a
+ * number names its line (a decimal comma, a value in another unit).
+ */
+function numAt(node: QNode | undefined, units: Units, ...path: string[][]): number | null {
   const found = nodeAt(node, ...path);
-  return found?.value == null ? null : requireNumber(found.value, found.key, found.line);
+  return found?.value == null ? null : requireNumber(found.value, found.key, found.line, units);
+}
+
+/** Units of the values read from `-q` text and XML: the tool prints them; bare numbers pass. */
+const Q_UNITS = {
+  temperature: ['', 'C'],
+  power: ['', 'W'],
+  linkWidth: ['', 'x'],
+  count: NO_UNIT,
+} as const satisfies Record<string, Units>;
+
+/**
+ * `key : value` of one `-q` line (already trimmed): the key ends at the first colon that has a
+ * blank before it and a blank or the end after it (`Bus Id : 00000000:19:00.0`); null when
+ * there is none (a section title such as `PCI`). Found by scanning the colons, never by a
+ * `^(.+?)\s+:` pattern, which backtracks quadratically on a long line of blanks.
+ */
+function qKeyValue(text: string): { key: string; value: string } | null {
+  for (let colon = text.indexOf(':'); colon >= 0; colon = text.indexOf(':', colon + 1)) {
+    if (colon < 2 || !isBlank(text[colon - 1] ?? '')) continue;
+    const after = text[colon + 1];
+    if (after !== undefined && !isBlank(after)) continue;
+    const key = text.slice(0, colon).trimEnd();
+    if (key !== '') return { key, value: text.slice(colon + 1).trim() };
+  }
+  return null;
 }
 
 /** Reads `nvidia-smi -q` text into a tree by indentation. */
 function readQTree(lines: readonly string[]): QNode {
-  const root: QNode = { key: '', value: null, attrs: {}, line: 0, children: [] };
+  const root: QNode = { key: '', id: '', value: null, attrs: {}, line: 0, children: [] };
   const stack: Array<{ indent: number; node: QNode }> = [{ indent: -1, node: root }];
   for (const [index, raw] of lines.entries()) {
     const line = raw.replace(/\t/g, '    ');
     if (line.trim() === '' || /^=+NVSMI LOG=+$/.test(line.trim())) continue;
     const indent = line.length - line.trimStart().length;
-    const match = /^(.+?)\s+:(?:\s(.*))?$/.exec(line.trim());
+    const pair = qKeyValue(line.trim());
+    const key = pair ? pair.key : line.trim();
     const node: QNode = {
-      key: match ? (match[1] ?? '') : line.trim(),
-      value: match ? (match[2] ?? '').trim() : null,
+      key,
+      id: keyOf(key),
+      value: pair ? pair.value : null,
       attrs: {},
       line: index + 1,
       children: [],
@@ -329,43 +453,141 @@ function decodeXml(text: string): string {
   return text.replace(/&(amp|lt|gt|quot|apos);/g, (_, name: string) => XML_ENTITIES[name] ?? '');
 }
 
+/** A character that may continue an XML element or attribute name (`[\w.-]`). */
+function isNameChar(char: string): boolean {
+  return /^[\w.-]$/.test(char);
+}
+
+/** `key="value"` pairs of a start tag's attribute text, read by scanning. */
+function readAttributes(text: string): Record<string, string> {
+  const attrs: Record<string, string> = {};
+  let i = 0;
+  while (i < text.length) {
+    if (!isNameChar(text[i] ?? '')) {
+      i++;
+      continue;
+    }
+    const start = i;
+    while (i < text.length && isNameChar(text[i] ?? '')) i++;
+    const name = text.slice(start, i);
+    let j = i;
+    while (isBlank(text[j] ?? '')) j++;
+    if (text[j] !== '=') continue;
+    j++;
+    while (isBlank(text[j] ?? '')) j++;
+    if (text[j] !== '"') continue;
+    const close = text.indexOf('"', j + 1);
+    if (close < 0) break;
+    attrs[name] = decodeXml(text.slice(j + 1, close));
+    i = close + 1;
+  }
+  return attrs;
+}
+
+/** One piece of markup: a start, end or empty-element tag, or something skipped (comment, prolog, DOCTYPE). */
+interface Markup {
+  start: number;
+  end: number;
+  tag: { name: string; closing: boolean; selfClosing: boolean; attrText: string } | null;
+}
+
+/**
+ * The next piece of markup at or after `from`, or null when there is none. Scans with indexOf:
+ * a `<` that opens nothing (`< 3`, an unterminated tag) is text, and the scan goes on after it.
+ * `missing` remembers closers (`-->`, `>`, `?>`) that no longer occur, so that a thousand
+ * unterminated `<!--` cost one search, not a thousand.
+ */
+function nextMarkup(text: string, from: number, missing: Set<string>): Markup | null {
+  for (let start = text.indexOf('<', from); start >= 0; start = text.indexOf('<', start + 1)) {
+    const skipUntil = (close: string): Markup | null => {
+      const at = missing.has(close) ? -1 : text.indexOf(close, start + 2);
+      if (at < 0) missing.add(close);
+      return at < 0 ? null : { start, end: at + close.length, tag: null };
+    };
+    if (text.startsWith('<!--', start)) {
+      const comment = skipUntil('-->');
+      if (comment) return comment;
+    }
+    if (text.startsWith('<!', start)) {
+      const declaration = skipUntil('>');
+      if (declaration) return declaration;
+      continue;
+    }
+    if (text.startsWith('<?', start)) {
+      const prolog = skipUntil('?>');
+      if (prolog) return prolog;
+      continue;
+    }
+    const closing = text[start + 1] === '/';
+    const nameStart = start + (closing ? 2 : 1);
+    if (!/^[A-Za-z_]$/.test(text[nameStart] ?? '')) continue;
+    const gt = text.indexOf('>', nameStart);
+    if (gt < 0) return null;
+    let nameEnd = nameStart + 1;
+    while (nameEnd < gt && isNameChar(text[nameEnd] ?? '')) nameEnd++;
+    const selfClosing = text[gt - 1] === '/' && gt - 1 >= nameEnd;
+    return {
+      start,
+      end: gt + 1,
+      tag: {
+        name: text.slice(nameStart, nameEnd),
+        closing,
+        selfClosing,
+        attrText: text.slice(nameEnd, selfClosing ? gt - 1 : gt),
+      },
+    };
+  }
+  return null;
+}
+
+/** How many line ends `text` holds between `from` and `to` (only that stretch is read). */
+function countLineEnds(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let at = from; at < to; at++) if (text.charCodeAt(at) === 10) n++;
+  return n;
+}
+
 /**
  * A tolerant reader of nvidia-smi's XML: elements, attributes and text; the prolog, DOCTYPE
  * and comments are skipped. A mismatched or missing closing tag is a ParseError naming the
- * line, so a truncated document never passes as a shorter one.
+ * line, so a truncated document never passes as a shorter one. A hand-written scanner: the
+ * one-regex tokenizer it replaces backtracked quadratically on a long unterminated tag.
  */
 export function readXmlTree(text: string): QNode {
-  const root: QNode = { key: '', value: null, attrs: {}, line: 0, children: [] };
+  const root: QNode = { key: '', id: '', value: null, attrs: {}, line: 0, children: [] };
   const stack: QNode[] = [root];
-  const tag = /<(\/?)([A-Za-z_][\w.-]*)([^>]*?)(\/?)>|<!--[\s\S]*?-->|<\?[\s\S]*?\?>|<![^>]*>/g;
+  const missing = new Set<string>();
   let line = 1;
   let last = 0;
-  for (let match = tag.exec(text); match !== null; match = tag.exec(text)) {
-    const between = text.slice(last, match.index);
-    line += (between.match(/\n/g) ?? []).length;
+  for (let markup = nextMarkup(text, 0, missing); markup !== null; markup = nextMarkup(text, last, missing)) {
+    line += countLineEnds(text, last, markup.start);
     const top = stack[stack.length - 1] as QNode;
-    if (between.trim() !== '' && top !== root) top.value = decodeXml(between.trim());
-    last = match.index + match[0].length;
-    const [, closing, name, attrText = '', selfClosing] = match;
-    if (name !== undefined) {
-      if (closing) {
-        if (top.key !== name) throw new ParseError(`XML: </${name}> closes <${top.key || 'nothing'}>`, line);
-        stack.pop();
-      } else {
-        const attrs: Record<string, string> = {};
-        for (const a of attrText.matchAll(/([\w.-]+)\s*=\s*"([^"]*)"/g))
-          attrs[a[1] ?? ''] = decodeXml(a[2] ?? '');
-        const node: QNode = { key: name, value: null, attrs, line, children: [] };
-        top.children.push(node);
-        if (!selfClosing) stack.push(node);
-      }
+    const between = text.slice(last, markup.start).trim();
+    if (between !== '' && top !== root) top.value = decodeXml(between);
+    last = markup.end;
+    const tag = markup.tag;
+    if (tag?.closing) {
+      if (top.key !== tag.name)
+        throw new ParseError(`XML: </${excerpt(tag.name)}> closes <${excerpt(top.key) || 'nothing'}>`, line);
+      stack.pop();
+    } else if (tag) {
+      const node: QNode = {
+        key: tag.name,
+        id: keyOf(tag.name),
+        value: null,
+        attrs: readAttributes(tag.attrText),
+        line,
+        children: [],
+      };
+      top.children.push(node);
+      if (!tag.selfClosing) stack.push(node);
     }
-    line += (match[0].match(/\n/g) ?? []).length;
+    line += countLineEnds(text, markup.start, markup.end);
   }
   const open = stack[stack.length - 1];
   if (open && open !== root)
     throw new ParseError(
-      `XML ends inside <${open.key}> opened at line ${open.line}: the output is truncated`,
+      `XML ends inside <${excerpt(open.key)}> opened at line ${open.line}: the output is truncated`,
       line,
     );
   return root;
@@ -375,8 +597,8 @@ export function readXmlTree(text: string): QNode {
 function sumCounters(volatile: QNode | undefined, pattern: RegExp): number | null {
   let total: number | null = null;
   for (const node of volatile?.children ?? []) {
-    if (!pattern.test(keyOf(node.key))) continue;
-    const value = node.value === null ? null : requireNumber(node.value, node.key, node.line);
+    if (!pattern.test(node.id)) continue;
+    const value = node.value === null ? null : requireNumber(node.value, node.key, node.line, NO_UNIT);
     if (value !== null && value >= 0) total = (total ?? 0) + value;
   }
   return total;
@@ -388,8 +610,8 @@ function readEcc(gpu: QNode): { corrected: number | null; uncorrected: number | 
   const single = child(volatile, 'single bit');
   if (single) {
     return {
-      corrected: asCounter(numAt(single, ['total'])),
-      uncorrected: asCounter(numAt(child(volatile, 'double bit'), ['total'])),
+      corrected: asCounter(numAt(single, Q_UNITS.count, ['total'])),
+      uncorrected: asCounter(numAt(child(volatile, 'double bit'), Q_UNITS.count, ['total'])),
     };
   }
   return {
@@ -401,7 +623,7 @@ function readEcc(gpu: QNode): { corrected: number | null; uncorrected: number | 
 function readPower(gpu: QNode): number | null {
   const section = child(gpu, 'gpu power readings', 'power readings');
   for (const key of ['power draw', 'instantaneous power draw', 'instant power draw', 'average power draw']) {
-    const value = numAt(section, [key]);
+    const value = numAt(section, Q_UNITS.power, [key]);
     if (value !== null) return value;
   }
   return null;
@@ -414,14 +636,19 @@ function gpuFromTree(node: QNode, index: number, busText: string): Gpu {
   gpu.uuid = uuid === undefined || isNullCell(uuid) ? null : uuid;
   gpu.bus_id = normaliseBusId(busText) ?? at(node, ['pci'], ['bus id', 'pci bus id']) ?? null;
   gpu.name = at(node, ['product name']) ?? '';
-  gpu.temperature_gpu = numAt(node, ['temperature'], ['gpu current temp', 'gpu temp']);
+  gpu.temperature_gpu = numAt(node, Q_UNITS.temperature, ['temperature'], ['gpu current temp', 'gpu temp']);
   gpu.power_draw_w = readPower(node);
   const ecc = readEcc(node);
   gpu.ecc_corrected_volatile = ecc.corrected;
   gpu.ecc_uncorrected_volatile = ecc.uncorrected;
   const link = child(child(node, 'pci'), 'gpu link info', 'pci gpu link info');
-  gpu.pcie_link_gen = numAt(link, ['pcie generation', 'pcie gen'], ['current', 'current link gen']);
-  gpu.pcie_link_width = numAt(link, ['link width', 'link widths'], ['current', 'current link width']);
+  gpu.pcie_link_gen = numAt(link, NO_UNIT, ['pcie generation', 'pcie gen'], ['current', 'current link gen']);
+  gpu.pcie_link_width = numAt(
+    link,
+    Q_UNITS.linkWidth,
+    ['link width', 'link widths'],
+    ['current', 'current link width'],
+  );
   return gpu;
 }
 
@@ -434,9 +661,38 @@ function withDriver(gpus: Gpu[], driver: string | undefined, timestamp: string |
 }
 
 /**
+ * Refuses an output whose `Attached GPUs` count (the driver's device count, printed by `-q`
+ * and `-q -x` before the GPU blocks) differs from the GPU blocks found. A missing GPU is the
+ * fault this detector exists to catch, and the blocks that are missing cannot be told apart
+ * (no bus id, no uuid), so they cannot be sent as `present: false` either: the whole output
+ * is refused, and the agent reports a failed collection instead of a smaller healthy node.
+ * This also refuses `-q -i <id>` outputs, which print the full count and one GPU: the agent
+ * never queries one GPU, and a snapshot must hold every GPU of its node.
+ */
+function checkAttachedGpus(
+  count: QNode | undefined,
+  blocks: number,
+  what: string,
+  fallbackLine: number,
+): void {
+  if (count === undefined)
+    throw new ParseError(
+      `no 'Attached GPUs' count before the GPU ${what}s: a GPU missing from this output could not be noticed`,
+      fallbackLine,
+    );
+  const attached = count.value === null ? null : requireNumber(count.value, count.key, count.line, NO_UNIT);
+  if (attached === null || attached === blocks) return;
+  throw new ParseError(
+    `Attached GPUs says ${attached} but ${blocks} GPU ${what}${blocks === 1 ? '' : 's'} found: the output is cut short or was taken with -i, and a snapshot must hold every GPU`,
+    count.line,
+  );
+}
+
+/**
  * Parses `nvidia-smi -q` text. GPUs are indexed in the order printed. The last GPU block must
  * reach its `Processes` entry, which every complete output prints: an output cut short is a
- * ParseError naming the last line, not a GPU with silently missing fields.
+ * ParseError naming the last line, not a GPU with silently missing fields. An output cut
+ * between two GPU blocks is caught by the header's `Attached GPUs` count (checkAttachedGpus).
  */
 export function parseNvidiaQuery(text: string): NvidiaParsed {
   const lines = splitLines(text);
@@ -451,21 +707,26 @@ export function parseNvidiaQuery(text: string): NvidiaParsed {
   if (!child(last, 'processes')) {
     const lastLine = lines.length - [...lines].reverse().findIndex((l) => l.trim() !== '');
     throw new ParseError(
-      `the output ends inside the block of GPU ${last.key.slice(4)} (line ${last.line}) before its 'Processes' entry: it is truncated`,
+      `the output ends inside the block of GPU ${excerpt(last.key.slice(4), 20)} (line ${last.line}) before its 'Processes' entry: it is truncated`,
       lastLine,
     );
   }
+  checkAttachedGpus(child(root, 'attached gpus'), blocks.length, 'block', blocks[0]?.line ?? 1);
   const gpus = blocks.map((block, i) => gpuFromTree(block, i, block.key.slice(4)));
   return withDriver(gpus, at(root, ['driver version']), at(root, ['timestamp']));
 }
 
-/** Parses `nvidia-smi -q -x` XML (any nvsmi_device DTD version). */
+/**
+ * Parses `nvidia-smi -q -x` XML (any nvsmi_device DTD version). A document cut short fails on
+ * its unclosed elements; a complete one must hold as many `<gpu>` as `<attached_gpus>` says.
+ */
 export function parseNvidiaXml(text: string): NvidiaParsed {
   checkNvidiaSmiToolError(splitLines(text));
   const log = child(readXmlTree(text), 'nvidia smi log');
   if (!log) throw new ParseError('XML without an <nvidia_smi_log> element', 1);
   const blocks = log.children.filter((node) => node.key === 'gpu');
   if (blocks.length === 0) throw new ParseError('no <gpu> element in the nvidia-smi XML', log.line);
+  checkAttachedGpus(child(log, 'attached gpus'), blocks.length, 'element', log.line);
   const gpus = blocks.map((block, i) =>
     gpuFromTree(block, i, block.attrs['id'] ?? at(block, ['pci'], ['pci bus id']) ?? ''),
   );
@@ -475,17 +736,65 @@ export function parseNvidiaXml(text: string): NvidiaParsed {
 // ---------------------------------------------------------------------------------------------
 // The default table
 
-/** First row of a GPU block: `|   0  NVIDIA A100-SXM4-80GB   On  |   00000000:27:00.0 Off |  0 |`. */
-const TABLE_GPU_ROW =
-  /^\|\s*(\d+)\s+(.+?)\s+(On|Off|TCC|WDDM)\s*\|\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s+\S+\s*\|\s*(.*?)\s*\|$/;
-/** Second row: `| N/A   49C    P0   114W /  400W |   72297MiB /  81920MiB |  11%  Default |`. */
-const TABLE_METRIC_ROW = /^\|\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*\/\s*(\S+)\s*\|/;
+/** The persistence-mode (Linux) and driver-model (Windows) words that end a GPU row's first cell. */
+const GPU_ROW_MODES = new Set(['On', 'Off', 'TCC', 'WDDM']);
+const TABLE_BUS_ID = /^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$/;
+
+/** What the first row of a GPU block gives. */
+interface TableGpuRow {
+  index: string;
+  name: string;
+  busId: string;
+  /** The `Volatile Uncorr. ECC` cell. */
+  ecc: string;
+}
+
+/**
+ * First row of a GPU block: `|   0  NVIDIA A100-SXM4-80GB   On  |   00000000:27:00.0 Off |  0 |`:
+ * cells split at `|`, then words, never one long pattern (the old one backtracked for seconds
+ * on a line of blanks).
+ */
+function tableGpuRow(line: string): TableGpuRow | null {
+  if (line.length < 2 || !line.startsWith('|') || !line.endsWith('|')) return null;
+  const [first = '', second = '', ...rest] = line.slice(1, -1).split('|');
+  if (rest.length === 0) return null;
+  const head = words(first);
+  const index = head[0] ?? '';
+  const mode = head[head.length - 1] ?? '';
+  if (head.length < 3 || !/^\d+$/.test(index) || !GPU_ROW_MODES.has(mode)) return null;
+  const bus = words(second);
+  if (bus.length !== 2 || !TABLE_BUS_ID.test(bus[0] ?? '')) return null;
+  const trimmed = first.trim();
+  const name = trimmed.slice(index.length, trimmed.length - mode.length).trim();
+  return { index, name, busId: bus[0] ?? '', ecc: rest.join('|').trim() };
+}
+
+/**
+ * Second row: `| N/A   49C    P0   114W /  400W |   72297MiB /  81920MiB |  11%  Default |`: the
+ * first cell's words are fan, temperature, performance state and `usage/cap`. Null when the
+ * row is not of that shape.
+ */
+function tableMetricRow(line: string): { temperature: string; power: string } | null {
+  const end = line.indexOf('|', 1);
+  if (!line.startsWith('|') || end < 0) return null;
+  const cell = line
+    .slice(1, end)
+    .split('/')
+    .map((part) => part.trim())
+    .join('/');
+  const [, temperature = '', , usageCap = '', ...extra] = words(cell);
+  const [usage = '', cap = '', ...more] = usageCap.split('/');
+  if (extra.length > 0 || more.length > 0 || usage === '' || cap === '' || temperature === '') return null;
+  return { temperature, power: usage };
+}
 
 /**
  * Parses the default `nvidia-smi` table: for each GPU its index, name (as abbreviated by the
  * table), bus id, temperature, power draw and `Volatile Uncorr. ECC` (null when it reads
  * `Off`/`On`/`N/A`: ECC disabled or MIG mode). MIG and process blocks are skipped. Fragments
- * cut by a poster parse as far as whole GPU blocks go.
+ * cut by a poster parse as far as whole GPU blocks go: the table prints no GPU count, so a cut
+ * between two GPU blocks cannot be seen here. The agent queries CSV (with `count`) or `-q`,
+ * which can; a GPU that no output lists is the agent's inventory check (`present: false`).
  */
 export function parseNvidiaTable(text: string): NvidiaParsed {
   const lines = splitLines(text);
@@ -494,24 +803,28 @@ export function parseNvidiaTable(text: string): NvidiaParsed {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i] ?? '';
     if (/^\|\s*(MIG devices:|Processes:)/.test(line)) break;
-    const row = TABLE_GPU_ROW.exec(line);
+    const row = tableGpuRow(line);
     if (!row) continue;
-    const metrics = TABLE_METRIC_ROW.exec(lines[i + 1] ?? '');
+    const metrics = tableMetricRow(lines[i + 1] ?? '');
     if (!metrics)
-      throw new ParseError(`GPU ${row[1]}: the row 'Fan Temp Perf Pwr:Usage/Cap' is missing or cut`, i + 2);
-    const gpu = emptyGpu(Number(row[1]));
-    gpu.name = row[2] ?? '';
-    gpu.bus_id = normaliseBusId(row[4] ?? '');
-    gpu.ecc_uncorrected_volatile = asCounter(readNumber(row[5] ?? '') ?? null);
-    gpu.temperature_gpu = requireNumber(metrics[2] ?? '', 'temperature', i + 2);
-    gpu.power_draw_w = requireNumber(metrics[4] ?? '', 'power draw', i + 2);
+      throw new ParseError(
+        `GPU ${row.index}: the row 'Fan Temp Perf Pwr:Usage/Cap' is missing or cut`,
+        i + 2,
+      );
+    const gpu = emptyGpu(Number(row.index));
+    gpu.name = row.name;
+    gpu.bus_id = normaliseBusId(row.busId);
+    // `Off`/`On`/`N/A`: ECC disabled or MIG mode, no count.
+    gpu.ecc_uncorrected_volatile = asCounter(readNumber(row.ecc) ?? null);
+    gpu.temperature_gpu = requireNumber(metrics.temperature, 'temperature', i + 2, Q_UNITS.temperature);
+    gpu.power_draw_w = requireNumber(metrics.power, 'power draw', i + 2, Q_UNITS.power);
     gpus.push(gpu);
     i++;
   }
   if (gpus.length === 0)
     throw new ParseError(
       "no GPU row ('| <index>  <name>  On|Off | <bus id> ... |') in the nvidia-smi table",
-      firstLineOf(lines),
+      firstContentLine(lines),
     );
   const driver = lines.map((l) => /Driver Version:\s*(\S+)/.exec(l)?.[1]).find((v) => v !== undefined);
   const date = lines.find((l) => ctimeToIso(l) !== null);
@@ -519,11 +832,6 @@ export function parseNvidiaTable(text: string): NvidiaParsed {
     payload: { family: 'nvidia', ...(driver === undefined ? {} : { driver_version: driver }), gpus },
     timestamp: date === undefined ? null : ctimeToIso(date),
   };
-}
-
-function firstLineOf(lines: readonly string[]): number {
-  const index = lines.findIndex((line) => line.trim() !== '');
-  return index < 0 ? 1 : index + 1;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -545,7 +853,7 @@ export function detectNvidiaSmiKind(text: string): NvidiaSmiKind {
     )
   )
     return 'query';
-  if (lines.some((line) => TABLE_GPU_ROW.test(line) || /^\|\s*NVIDIA-SMI\s/.test(line))) return 'table';
+  if (lines.some((line) => tableGpuRow(line) !== null || /^\|\s*NVIDIA-SMI\s/.test(line))) return 'table';
   // A one-column query has no comma: its header is a field name, its rows single values.
   if (first.includes(',') || isCsvHeader(first) || readNumber(first) !== undefined) return 'csv';
   return 'unknown';
@@ -563,10 +871,10 @@ export function parseNvidiaSmi(text: string, fields?: readonly string[]): Nvidia
   if (kind === 'query') return parseNvidiaQuery(text);
   if (kind === 'table') return parseNvidiaTable(text);
   if (kind === 'csv') return parseNvidiaCsv(text, fields);
-  const line = firstLineOf(lines);
+  const line = firstContentLine(lines);
   if (lines.every((l) => l.trim() === '')) throw new ParseError('empty nvidia-smi output', 1);
   throw new ParseError(
-    `not a known nvidia-smi output: '${(lines[line - 1] ?? '').trim().slice(0, 80)}'; ${NVIDIA_SMI_EXPECTED}`,
+    `not a known nvidia-smi output: ${quoted((lines[line - 1] ?? '').trim())}; ${NVIDIA_SMI_EXPECTED}`,
     line,
   );
 }
