@@ -65,7 +65,13 @@ export function parseCommandLine(spec: CommandSpec, argv: readonly string[]): Pa
   }
   let parsed: ParsedArgs;
   try {
-    parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true }) as ParsedArgs;
+    parsed = parseArgs({
+      args: [...argv],
+      options,
+      allowPositionals: true,
+      allowNegative: true,
+      strict: true,
+    }) as ParsedArgs;
   } catch (error) {
     throw new UsageError(describeParseError(error));
   }

@@ -44,7 +44,19 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   ),
   agent: planned('agent', '[options]', 'run the node agent', 'Agent'),
   function: planned('function', '[options]', 'run the ingest function', 'Ingest functions'),
-  controller: planned('controller', '[options]', 'run the controller', 'Controller'),
+  controller: {
+    // The full spec (every setting a flag) is built from the config schema when the command
+    // loads, so listing commands does not load the controller.
+    spec: {
+      name: 'controller',
+      synopsis: '[options]',
+      summary: 'run a controller replica (leader election, engine, published ConfigMap, Node status)',
+      description: '',
+      options: {},
+      positionals: { name: 'argument', min: 0, max: 0 },
+    },
+    load: async () => (await import('./controller.js')).controller,
+  },
   demo: { spec: DEMO, load: async () => (await import('./demo.js')).demo },
   bench: { spec: BENCH, load: async () => (await import('./bench.js')).bench },
 };

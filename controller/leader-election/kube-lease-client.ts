@@ -7,7 +7,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { K8sApiError, isNotFound } from '../../platform/index.js';
-import { microTime } from '../../platform/k8s/index.js';
+import { microTime, requestOptions } from '../../platform/k8s/index.js';
 import {
   describeLease,
   type LeaseClient,
@@ -27,7 +27,7 @@ export function createKubeLeaseClient(api: k8s.CoordinationV1Api): LeaseClient {
   return {
     async get(key, signal) {
       try {
-        return remember(key, await api.readNamespacedLease(key, withSignal(signal)));
+        return remember(key, await api.readNamespacedLease(key, requestOptions({ signal })));
       } catch (error) {
         if (isNotFound(error)) {
           lastSeen.delete(describeLease(key));
@@ -44,7 +44,7 @@ export function createKubeLeaseClient(api: k8s.CoordinationV1Api): LeaseClient {
       try {
         return remember(
           key,
-          await api.createNamespacedLease({ namespace: key.namespace, body }, withSignal(signal)),
+          await api.createNamespacedLease({ namespace: key.namespace, body }, requestOptions({ signal })),
         );
       } catch (error) {
         throw K8sApiError.from(error) ?? error;
@@ -58,24 +58,12 @@ export function createKubeLeaseClient(api: k8s.CoordinationV1Api): LeaseClient {
         spec: toV1Spec(spec),
       };
       try {
-        return remember(key, await api.replaceNamespacedLease({ ...key, body }, withSignal(signal)));
+        return remember(key, await api.replaceNamespacedLease({ ...key, body }, requestOptions({ signal })));
       } catch (error) {
         throw K8sApiError.from(error) ?? error;
       }
     },
   };
-}
-
-/** Request options that cancel the request when `signal` aborts. */
-function withSignal(signal: AbortSignal): k8s.ConfigurationOptions {
-  const middleware: k8s.ObservableMiddleware = {
-    pre: (request) => {
-      request.setSignal(signal);
-      return new k8s.Observable(Promise.resolve(request));
-    },
-    post: (response) => new k8s.Observable(Promise.resolve(response)),
-  };
-  return { middleware: [middleware], middlewareMergeStrategy: 'append' };
 }
 
 function toV1Spec(spec: LeaseSpec): k8s.V1LeaseSpec {

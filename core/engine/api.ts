@@ -9,7 +9,15 @@
  * sub-millisecond fraction: collected_at is read with `parseTimestamp` (time.ts), never
  * `Date.parse`, which drops every digit after the milliseconds.
  */
-import type { DeviceStatus, PublishedDocument, Rules, Snapshot } from '../../contracts/index.js';
+import type {
+  AcceleratorFamily,
+  DeviceStatus,
+  PublishedDocument,
+  PublishedNode,
+  Rules,
+  Snapshot,
+} from '../../contracts/index.js';
+import type { LatchedDevice, NodeSeed } from './seed.js';
 
 export type { DeviceStatus };
 
@@ -113,4 +121,32 @@ export interface ReloadableEngine extends DetectionEngine {
   rules(): Rules;
   /** Work counters (what a tick cost is measured in: deadline-queue pops, not nodes). */
   stats(): EngineStats;
+  /**
+   * One node's entry as the document would list it now, or null when the node would not be
+   * listed (healthy, or never observed). What the controller answers an agent with.
+   */
+  nodeEntry(node: string): PublishedNode | null;
+  /** Forgets a node (its Node object was deleted): it leaves the document. */
+  removeNode(node: string): void;
+  /**
+   * Seeds state from the published document and the latched failures recorded on Nodes
+   * (seed.ts: newest evidence wins; no published failure is forgotten). Returns the
+   * published changes it caused, stamped at `now`.
+   */
+  seed(seeds: Iterable<NodeSeed>, now: number): Transition[];
+  /** A node's devices with latched reasons, to record on its Node (sorted by id). */
+  latched(node: string): LatchedDevice[];
+  /** Device counts by published status and family, and node counts, for metrics. */
+  census(): EngineCensus;
+}
+
+/** What `census` counts. */
+export interface EngineCensus {
+  /** Devices by family and published status (zero counts left out). */
+  devices: { family: AcceleratorFamily; status: DeviceStatus; count: number }[];
+  /** Observed nodes, and those agent-unreachable among them. */
+  nodes: number;
+  stale: number;
+  /** Known accelerator nodes without a snapshot yet. */
+  unobserved: number;
 }

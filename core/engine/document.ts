@@ -82,6 +82,11 @@ export function renderDocument(input: DocumentInput): PublishedDocument {
   return fitBudget(doc, listed, input.maxBytes);
 }
 
+/** One node's entry as the document would list it, or null when it would not be listed. */
+export function renderNodeEntry(node: NodeState, table: ReasonTable): PublishedNode | null {
+  return renderNode(node, table, emptySummary());
+}
+
 function renderNode(node: NodeState, table: ReasonTable, cluster: StatusSummary): PublishedNode | null {
   const summary = emptySummary();
   const npus: PublishedDevice[] = [];

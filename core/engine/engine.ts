@@ -24,20 +24,39 @@
  */
 import {
   DEFAULT_RULES,
+  type AcceleratorFamily,
   type DeviceObservation,
+  type DeviceStatus,
+  type PublishedDevice,
   type PublishedDocument,
+  type PublishedNode,
   type Rules,
   type Snapshot,
 } from '../../contracts/index.js';
 import { normalise } from '../normalise.js';
-import type { EngineStats, ObserveResult, PublisherInfo, ReloadableEngine, Transition } from './api.js';
+import type {
+  EngineCensus,
+  EngineStats,
+  ObserveResult,
+  PublisherInfo,
+  ReloadableEngine,
+  Transition,
+} from './api.js';
 import { DeadlineQueue, type DeadlineEntry } from './deadlines.js';
 import { admit } from './dedup.js';
-import { publishedReason, renderDocument } from './document.js';
+import { compareText, publishedReason, renderDocument, renderNodeEntry } from './document.js';
 import { evaluateSample, type SampleParams } from './evaluate.js';
 import { advance, type FsmTiming } from './fsm.js';
 import { AGENT_UNREACHABLE, COLLECTOR_ERROR, NODE_NOT_READY, publishedStatus } from './overlays.js';
-import { compileReasons, firstBit, holdingMask, remapMask, type ReasonTable } from './reasons.js';
+import {
+  compileReasons,
+  firstBit,
+  holdingMask,
+  reasonNames,
+  remapMask,
+  type ReasonTable,
+} from './reasons.js';
+import { severity, type LatchedDevice, type NodeSeed } from './seed.js';
 import { clearEvents, newDevice, newNode, resetForBoot, type DeviceState, type NodeState } from './state.js';
 import { formatTimestamp, parseTimestamp } from './time.js';
 import { windowMask } from './window.js';
@@ -238,6 +257,149 @@ class Engine implements ReloadableEngine {
     return this.#c.rules;
   }
 
+  nodeEntry(name: string): PublishedNode | null {
+    const node = this.#nodes.get(name);
+    if (!node || Number.isNaN(node.lastSeen)) return null;
+    return renderNodeEntry(node, this.#c.sample.table);
+  }
+
+  removeNode(name: string): void {
+    const node = this.#nodes.get(name);
+    if (!node) return;
+    // Its queued deadlines are dropped when they pop: they are no longer the live entries.
+    node.staleEntry = null;
+    node.collectorEntry = null;
+    this.#devices -= node.devices.size;
+    this.#nodes.delete(name);
+  }
+
+  seed(seeds: Iterable<NodeSeed>, now: number): Transition[] {
+    const out: Transition[] = [];
+    for (const seed of seeds) {
+      const node = this.#node(seed.node);
+      const observed = seed.entry ? parseTimestamp(seed.entry.observed_at) : Number.NaN;
+      // The engine is at least as current as the seed when it applied the node's samples up
+      // to the seed's observed_at: then its own state stands (seed.ts).
+      const behind = Number.isNaN(node.lastT) || !(node.lastT >= observed);
+      for (const device of seed.entry?.npus ?? []) this.#seedDevice(node, device, behind);
+      for (const record of seed.latched ?? []) this.#seedLatch(node, record);
+      if (Number.isNaN(node.lastSeen) && node.devices.size > 0) {
+        // Alive from now, as if it had just reported: silent, it goes stale in 5 s.
+        node.lastSeen = now;
+        node.observedAt = Number.isNaN(observed) ? now : observed;
+        this.#arm(node);
+      }
+      this.#publish(node, now, out);
+    }
+    return out;
+  }
+
+  latched(name: string): LatchedDevice[] {
+    const node = this.#nodes.get(name);
+    if (!node) return [];
+    const table = this.#c.sample.table;
+    const out: LatchedDevice[] = [];
+    for (const d of node.devices.values()) {
+      if (d.latched === 0) continue;
+      out.push({
+        key: d.key,
+        id: d.id,
+        resource_id: d.resourceId,
+        kind: d.kind,
+        model: d.model,
+        reasons: reasonNames(table, d.latched),
+        since: formatTimestamp(d.since),
+        ecc_errors: d.eccBase,
+        ecc_uncorrectable: d.uncBase,
+      });
+    }
+    return out.sort((a, b) => compareText(a.id, b.id));
+  }
+
+  census(): EngineCensus {
+    const counts = new Map<string, { family: AcceleratorFamily; status: DeviceStatus; count: number }>();
+    let nodes = 0;
+    let stale = 0;
+    const observed = new Set<string>();
+    for (const node of this.#nodes.values()) {
+      if (Number.isNaN(node.lastSeen)) continue;
+      nodes++;
+      observed.add(node.name);
+      if ((node.overlays & AGENT_UNREACHABLE) !== 0) stale++;
+      for (const d of node.devices.values()) {
+        const family = familyOf(d);
+        const status = publishedStatus(d.state, node.overlays);
+        const key = `${family}/${status}`;
+        const entry = counts.get(key);
+        if (entry) entry.count++;
+        else counts.set(key, { family, status, count: 1 });
+      }
+    }
+    let unobserved = 0;
+    for (const name of this.#known) if (!observed.has(name)) unobserved++;
+    return { devices: [...counts.values()], nodes, stale, unobserved };
+  }
+
+  /** Seeds one device of a published entry (seed.ts). */
+  #seedDevice(node: NodeState, seen: PublishedDevice, behind: boolean): void {
+    if (seen.status !== 'failed' && seen.status !== 'degraded') return;
+    const table = this.#c.sample.table;
+    let device = node.devices.get(seen.key);
+    if (device !== undefined && (!behind || severity(device.state) >= severity(seen.status))) return;
+    const since = parseTimestamp(seen.since);
+    if (device === undefined) {
+      device = newDevice(seededObservation(seen), since, node.epoch);
+      device.temperature = seen.temperature_c;
+      device.power = seen.power_w;
+      device.ecc = seen.ecc_errors;
+      device.link = seen.pcie_link_status;
+      node.devices.set(seen.key, device);
+      this.#devices++;
+    }
+    device.state = seen.status;
+    device.since = since;
+    device.clean = 0;
+    device.warnSince = Number.NaN;
+    device.cause = seen.reason;
+    device.causeCritical = seen.status === 'failed' && seen.reason !== null && isCritical(table, seen.reason);
+    if (seen.status === 'failed') {
+      const latched = bitsNamed(table, seen.reasons, table.latched);
+      device.latched |= latched;
+      device.active |= latched;
+    }
+  }
+
+  /** Latches again the reasons a Node records (seed.ts), unless the engine is newer. */
+  #seedLatch(node: NodeState, record: LatchedDevice): void {
+    const table = this.#c.sample.table;
+    const bits = bitsNamed(table, record.reasons, table.latched);
+    if (bits === 0) return;
+    let device = node.devices.get(record.key);
+    const since = parseTimestamp(record.since);
+    if (device !== undefined && (device.latched & bits) === bits) return;
+    // A device the engine sampled after the latch was recorded and found not latched has
+    // been cleared or reset since: that newer evidence stands.
+    if (device !== undefined && !Number.isNaN(node.lastT) && node.lastT > since && device.state !== 'failed')
+      return;
+    if (device === undefined) {
+      device = newDevice(seededObservation(record), since, node.epoch);
+      node.devices.set(record.key, device);
+      this.#devices++;
+      device.since = since;
+    }
+    device.eccBase ??= record.ecc_errors;
+    device.uncBase ??= record.ecc_uncorrectable;
+    device.latched |= bits;
+    device.active |= bits;
+    device.clean = 0;
+    if (device.state !== 'failed') {
+      device.state = 'failed';
+      device.since = since;
+    }
+    device.cause ??= table.names[firstBit(bits)] ?? null;
+    device.causeCritical = true;
+  }
+
   #node(name: string): NodeState {
     let node = this.#nodes.get(name);
     if (!node) {
@@ -407,6 +569,41 @@ function remapDevice(device: DeviceState, from: ReasonTable, to: ReasonTable): v
     if (bit !== 0) at[31 - Math.clz32(bit)] = when;
   });
   device.xidAt = at;
+}
+
+/** The accelerator family of a device, for metrics (resource names tell Ascend families apart). */
+function familyOf(device: DeviceState): AcceleratorFamily {
+  if (device.kind === 'gpu') return 'nvidia';
+  return device.resourceId.startsWith('Ascend310P') ? '310P' : '910B';
+}
+
+/** The bits among `within` whose names are listed. */
+function bitsNamed(table: ReasonTable, names: readonly string[], within: number): number {
+  let mask = 0;
+  table.names.forEach((name, i) => {
+    const bit = 1 << i;
+    if ((within & bit) !== 0 && names.includes(name)) mask |= bit;
+  });
+  return mask;
+}
+
+function isCritical(table: ReasonTable, name: string): boolean {
+  return bitsNamed(table, [name], table.critical) !== 0;
+}
+
+/** The identity fields of a seeded device, shaped as an observation (no metrics: it was not sampled). */
+function seededObservation(
+  seen: Pick<PublishedDevice, 'id' | 'key' | 'resource_id' | 'kind' | 'model'>,
+): DeviceObservation {
+  return {
+    ...LEFT_OUT,
+    id: seen.id,
+    key: seen.key,
+    resource_id: seen.resource_id,
+    kind: seen.kind,
+    model: seen.model,
+    present: true,
+  };
 }
 
 /** Creates an engine with `rules` (default: the contract's defaults). */

@@ -7,6 +7,7 @@ export type {
   DetectionEngine,
   DeviceStatus,
   DropReason,
+  EngineCensus,
   EngineStats,
   ObserveResult,
   PublisherInfo,
@@ -16,3 +17,4 @@ export type {
 export { compareText } from './document.js';
 export { formatTimestamp, parseTimestamp } from './time.js';
 export { admit, newBootTrack, type BootTrack } from './dedup.js';
+export type { LatchedDevice, NodeSeed } from './seed.js';

@@ -40,6 +40,11 @@ describe('lint rule local/folder-doors', () => {
       "import { npuSnapshot } from '../engine/testing.js';",
       "a test, a folder's testing.ts",
     ],
+    [
+      'bench/controller.ts',
+      "import { npuSnapshot } from '../core/engine/testing.js';",
+      "a benchmark, a folder's testing.ts",
+    ],
   ])('allows %s: %s (%s)', (file, code) => {
     expect(lint(file, code)).toEqual([]);
   });
@@ -59,6 +64,11 @@ describe('lint rule local/folder-doors', () => {
       'core/replay/replay.ts',
       "import { npuSnapshot } from '../engine/testing.js';",
       'import ../engine/index.js instead',
+    ],
+    [
+      'bench/controller.ts',
+      "import { createEngine } from '../core/engine/engine.js';",
+      'import ../core/engine/index.js instead',
     ],
     [
       'cli/main.ts',

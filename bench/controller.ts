@@ -1,0 +1,476 @@
+/**
+ * `npm run bench:controller -- [--nodes N] [--seconds S] [--warmup S]`: the controller under
+ * load (issue "Controller", Performance): a real control plane (hack/), two replicas as real
+ * processes under the shipped RBAC, N accelerator Nodes of 8 devices, each node's snapshot
+ * posted once a second over HTTP to both replicas (batches of 50, as the ingest function's
+ * micro-batching sends them, spread over the second as unsynchronised agents are), and a fault injected every 3 s on a random device (its PCIe
+ * link down, restored 10 s later).
+ *
+ * Reports for the leader: CPU (share of one core, from process_cpu_seconds_total), peak RSS,
+ * event-loop lag, and the pipeline latency (collected_at → status write acknowledged) from its
+ * own histogram (p50/p95/p99 for devices becoming failed and for other changes), plus the same
+ * latency seen from outside (collected_at of the first snapshot carrying a fault → a watcher of
+ * the ConfigMap sees it), writes/s and bytes/s, and how busy the machine was (a run above 85%
+ * CPU is marked saturated). The replicas run the compiled build (`npm run build`, as an image
+ * runs it); `--tsx` runs the sources through tsx instead. Prints one JSON line. Not part of
+ * the test suite.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { PublishedDocument, Snapshot } from '../contracts/index.js';
+import { npuSnapshot } from '../core/engine/testing.js';
+import { buildControlPlane, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
+import { controllerRbacObjects } from '../test/setup/controller-rbac.js';
+import {
+  startControllerProcess,
+  writeKubeConfig,
+  type ControllerProcess,
+} from '../test/setup/controller-process.js';
+import { kubeConfigWithToken } from '../test/setup/cluster.js';
+
+const NS = 'ai-infra';
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const run = promisify(execFile);
+const BATCH = 50;
+
+function options(): { nodes: number; seconds: number; warmup: number; tsx: boolean; nodeOptions: string } {
+  const { values } = parseArgs({
+    options: {
+      nodes: { type: 'string' },
+      seconds: { type: 'string' },
+      warmup: { type: 'string' },
+      tsx: { type: 'boolean' },
+      'node-options': { type: 'string' },
+    },
+  });
+  const nodes = Number(values.nodes ?? 1000);
+  const seconds = Number(values.seconds ?? 60);
+  const warmup = Number(values.warmup ?? 20);
+  if (!Number.isInteger(nodes) || nodes < 1 || !(seconds > 0) || !(warmup >= 0))
+    throw new Error('--nodes >= 1, --seconds > 0, --warmup >= 0');
+  return {
+    nodes,
+    seconds,
+    warmup,
+    tsx: values.tsx === true,
+    nodeOptions: values['node-options'] ?? shippedNodeOptions(),
+  };
+}
+
+/** NODE_OPTIONS as the shipped Deployment sets them (k8s/controller/deployment.yaml). */
+function shippedNodeOptions(): string {
+  const text = readFileSync(join(ROOT, 'k8s/controller/deployment.yaml'), 'utf8');
+  const match = /name: NODE_OPTIONS\s+value: (.+)/.exec(text);
+  return match?.[1]?.trim() ?? '';
+}
+
+/** Machine CPU counters (jiffies) from /proc/stat. */
+function machineCpu(): { idle: number; total: number } {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return { idle: (fields[3] ?? 0) + (fields[4] ?? 0), total: fields.reduce((a, b) => a + b, 0) };
+}
+
+/** One sample value from an exposition. */
+function sample(text: string, name: string, labels = ''): number {
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name}${labels} `) || (labels === '' && line.startsWith(`${name} `)))
+      return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return Number.NaN;
+}
+
+/** Quantile of a Prometheus histogram in an exposition (linear within a bucket, as histogram_quantile). */
+function histogramQuantile(text: string, name: string, kind: string, q: number, baseline = ''): number {
+  const base = new Map<number, number>();
+  for (const b of bucketsOf(baseline, name, kind)) base.set(b.le, b.count);
+  const buckets = bucketsOf(text, name, kind).map((b) => ({
+    le: b.le,
+    count: b.count - (base.get(b.le) ?? 0),
+  }));
+  buckets.sort((a, b) => a.le - b.le);
+  const total = buckets.at(-1)?.count ?? 0;
+  if (total === 0) return Number.NaN;
+  const rank = q * total;
+  let previous = { le: 0, count: 0 };
+  for (const bucket of buckets) {
+    if (bucket.count >= rank) {
+      if (!Number.isFinite(bucket.le)) return previous.le;
+      const within = bucket.count - previous.count;
+      return previous.le + (bucket.le - previous.le) * (within === 0 ? 0 : (rank - previous.count) / within);
+    }
+    previous = bucket;
+  }
+  return Number.NaN;
+}
+
+function bucketsOf(text: string, name: string, kind: string): { le: number; count: number }[] {
+  const buckets: { le: number; count: number }[] = [];
+  const re = new RegExp(`^${name}_bucket\\{le="([^"]+)",kind="${kind}"\\} (\\S+)$`);
+  const re2 = new RegExp(`^${name}_bucket\\{kind="${kind}",le="([^"]+)"\\} (\\S+)$`);
+  for (const line of text.split('\n')) {
+    const m = re.exec(line) ?? re2.exec(line);
+    if (m)
+      buckets.push({ le: m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]), count: Number(m[2]) });
+  }
+  return buckets;
+}
+
+function percentile(values: number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
+}
+
+async function main(): Promise<void> {
+  const opts = options();
+  const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-plane-'));
+  const replicas: ControllerProcess[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await buildControlPlane((l) => process.stderr.write(`${l}\n`));
+    // The replicas run the compiled build, as an image does (--tsx: the sources through tsx).
+    if (!opts.tsx) {
+      process.stderr.write('[bench] npm run build\n');
+      await run('npm', ['run', 'build'], { cwd: ROOT });
+    }
+    const state = await startControlPlane({ stateDir, log: (l) => process.stderr.write(`${l}\n`) });
+    const admin = new k8s.KubeConfig();
+    admin.loadFromFile(state.kubeconfig);
+    const core = admin.makeApiClient(k8s.CoreV1Api);
+    const objects = k8s.KubernetesObjectApi.makeApiClient(admin);
+    await core.createNamespace({ body: { metadata: { name: NS } } });
+    for (const object of controllerRbacObjects(NS)) await objects.create(object);
+    const token = async (sa: string): Promise<string> => {
+      await core
+        .createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: sa } } })
+        .catch(() => undefined);
+      const r = await core.createNamespacedServiceAccountToken({
+        name: sa,
+        namespace: NS,
+        body: { spec: { audiences: [], expirationSeconds: 7200 } },
+      });
+      return r.status?.token ?? '';
+    };
+    const functionToken = await token('npu-fault-function');
+    const names = Array.from({ length: opts.nodes }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
+    process.stderr.write(`[bench] creating ${opts.nodes} Nodes\n`);
+    for (let i = 0; i < names.length; i += 25) {
+      await Promise.all(
+        names.slice(i, i + 25).map((name) =>
+          core.createNode({
+            body: {
+              metadata: { name },
+              status: {
+                capacity: { 'huawei.com/Ascend910': '8' },
+                conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'bench' }],
+              },
+            },
+          }),
+        ),
+      );
+    }
+    for (const identity of ['bench-1', 'bench-2']) {
+      const kubeconfig = writeKubeConfig(kubeConfigWithToken(admin, await token('npu-fault-controller')));
+      const replica = startControllerProcess({
+        identity,
+        kubeconfig,
+        args: [`--namespace=${NS}`],
+        ...(opts.tsx ? {} : { entry: join(ROOT, 'dist/cli/run.js') }),
+        env: { NODE_OPTIONS: opts.nodeOptions },
+      });
+      replicas.push(replica);
+    }
+    const urls: string[] = [];
+    for (const r of replicas) urls.push(`http://127.0.0.1:${await r.port('observations')}`);
+    const metricsUrls: string[] = [];
+    for (const r of replicas) metricsUrls.push(`http://127.0.0.1:${await r.port('metrics')}/metrics`);
+
+    // Wait until a leader publishes (so start-up is not measured).
+    for (const r of replicas) await r.waitForLog((l) => l.msg === 'seeded', 60_000, 'seeded');
+    await Promise.any(
+      replicas.map((r) => r.waitForLog((l) => l.msg === 'started leading', 60_000, 'leading')),
+    );
+
+    // The fleet: one snapshot object per node, mutated each second.
+    const snapshots: Snapshot[] = names.map((node) =>
+      npuSnapshot(
+        { node, boot: 'b1', seq: 0, t: 0 },
+        Array.from({ length: 8 }, (_, npu) => ({ npu })),
+      ),
+    );
+    const faults = new Map<
+      string,
+      { node: number; npu: number; firstCollected?: number; seen?: number; restoreAt: number }
+    >();
+    const latencies: number[] = [];
+    let injectedCount = 0;
+    // Real agents are not synchronised: each batch goes out at its own offset within the
+    // second (batch i at i × 1000 / batches ms), stamped when it is sent.
+    const batches = Math.ceil(snapshots.length / BATCH);
+    const post = async (): Promise<void> => {
+      const secondStart = Date.now();
+      const requests: Promise<unknown>[] = [];
+      for (let b = 0; b < batches; b++) {
+        const offset = secondStart + (b * 1000) / batches - Date.now();
+        if (offset > 0) await new Promise((resolve) => setTimeout(resolve, offset));
+        const collectedAt = new Date().toISOString();
+        const collectedMs = Date.parse(collectedAt);
+        const slice = snapshots.slice(b * BATCH, (b + 1) * BATCH);
+        for (const s of slice) {
+          (s as { seq: number }).seq++;
+          (s as { collected_at: string }).collected_at = collectedAt;
+        }
+        for (const f of faults.values()) {
+          if (f.node >= b * BATCH && f.node < (b + 1) * BATCH) f.firstCollected ??= collectedMs;
+        }
+        const body = JSON.stringify({ observations: slice.map((snapshot) => ({ snapshot })) });
+        for (const url of urls) {
+          requests.push(
+            fetch(`${url}/v1/observations`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${functionToken}`, 'content-type': 'application/json' },
+              body,
+              signal: AbortSignal.timeout(5000),
+            }).then((r) => r.arrayBuffer()),
+          );
+        }
+      }
+      await Promise.allSettled(requests);
+    };
+    const setLink = (node: number, npu: number, down: boolean): void => {
+      const payload = snapshots[node]!.payload as {
+        npus: { pcie: { link: string | null }; power_w: number | null }[];
+      };
+      payload.npus[npu]!.pcie.link = down ? 'down' : 'up';
+    };
+    // A watcher of the ConfigMap: when each injected fault is first seen failed.
+    const watch = new k8s.Watch(admin);
+    let writes = 0;
+    let bytes = 0;
+    let counting = false;
+    const abortWatch = await watch.watch(
+      `/api/v1/namespaces/${NS}/configmaps`,
+      { fieldSelector: 'metadata.name=npu-fault-status-v3' },
+      (_type: string, cm: k8s.V1ConfigMap) => {
+        const json = cm.data?.['fault.json'];
+        if (!json) return;
+        const now = Date.now();
+        if (counting) {
+          writes++;
+          bytes += Buffer.byteLength(json);
+        }
+        const doc = JSON.parse(json) as PublishedDocument;
+        for (const f of faults.values()) {
+          if (f.seen !== undefined || f.firstCollected === undefined) continue;
+          const status = doc.nodes[names[f.node]!]?.npus.find((d) => d.id === `npu${f.npu}`)?.status;
+          if (status === 'failed') {
+            f.seen = now;
+            if (counting) latencies.push(now - f.firstCollected);
+          }
+        }
+      },
+      () => undefined,
+    );
+
+    const started = Date.now();
+    const total = (opts.warmup + opts.seconds) * 1000;
+    let random = 12345;
+    const next = (): number => (random = (random * 1103515245 + 12345) % 2147483648) / 2147483648;
+    let before:
+      { cpu: number; machine: { idle: number; total: number }; at: number; text: string } | undefined;
+    let peakRss = 0;
+    let lagMax = 0;
+    const leaderIndex = async (): Promise<number> => {
+      for (let i = 0; i < metricsUrls.length; i++) {
+        const text = await (await fetch(metricsUrls[i]!)).text();
+        if (sample(text, 'npu_fault_controller_leader') === 1) return i;
+      }
+      return 0;
+    };
+    process.stderr.write(
+      `[bench] posting ${opts.nodes} nodes/s to 2 replicas: ${opts.warmup} s warm-up, ${opts.seconds} s measured\n`,
+    );
+    await new Promise<void>((resolve) => {
+      let second = 0;
+      const tick = async (): Promise<void> => {
+        const elapsed = Date.now() - started;
+        if (elapsed >= total) return resolve();
+        second++;
+        const now = Date.now();
+        for (const [key, f] of faults) {
+          if (now >= f.restoreAt) {
+            setLink(f.node, f.npu, false);
+            faults.delete(key);
+          }
+        }
+        if (second % 3 === 0) {
+          const node = Math.floor(next() * names.length);
+          const npu = Math.floor(next() * 8);
+          const key = `${node}/${npu}`;
+          if (!faults.has(key)) {
+            setLink(node, npu, true);
+            faults.set(key, { node, npu, restoreAt: now + 10_000 });
+            injectedCount++;
+          }
+        }
+        if (!counting && elapsed >= opts.warmup * 1000) {
+          counting = true;
+          const leader = await leaderIndex();
+          const text = await (await fetch(metricsUrls[leader]!)).text();
+          before = {
+            cpu: sample(text, 'npu_fault_controller_process_cpu_seconds_total'),
+            machine: machineCpu(),
+            at: Date.now(),
+            text,
+          };
+        }
+        if (counting) {
+          const text = await (await fetch(metricsUrls[await leaderIndex()]!)).text();
+          peakRss = Math.max(peakRss, sample(text, 'npu_fault_controller_process_resident_memory_bytes'));
+          lagMax = Math.max(lagMax, sample(text, 'npu_fault_controller_nodejs_eventloop_lag_p99_seconds'));
+        }
+        await post();
+        timer = setTimeout(() => void tick(), Math.max(0, started + second * 1000 - Date.now()));
+      };
+      void tick();
+    });
+    const leader = await leaderIndex();
+    const text = await (await fetch(metricsUrls[leader]!)).text();
+    const followerText = await (await fetch(metricsUrls[1 - leader]!)).text();
+    const after = {
+      cpu: sample(text, 'npu_fault_controller_process_cpu_seconds_total'),
+      machine: machineCpu(),
+      at: Date.now(),
+    };
+    abortWatch.abort();
+    const window = (after.at - (before?.at ?? after.at)) / 1000;
+    const busy =
+      1 -
+      (after.machine.idle - (before?.machine.idle ?? 0)) /
+        (after.machine.total - (before?.machine.total ?? 0));
+    const result = {
+      machine: `${cpus().length} cores`,
+      nodeOptions: opts.nodeOptions,
+      nodes: opts.nodes,
+      devices: opts.nodes * 8,
+      measuredSeconds: Math.round(window),
+      leader: {
+        cpuShareOfOneCore: Number(((after.cpu - (before?.cpu ?? 0)) / window).toFixed(3)),
+        peakRssMiB: Math.round(peakRss / 1048576),
+        eventLoopLagP99MaxMs: Math.round(lagMax * 1000),
+        heapUsedMiB: Math.round(sample(text, 'npu_fault_controller_nodejs_heap_size_used_bytes') / 1048576),
+      },
+      follower: {
+        cpuSecondsTotal: sample(followerText, 'npu_fault_controller_process_cpu_seconds_total'),
+        rssMiB: Math.round(
+          sample(followerText, 'npu_fault_controller_process_resident_memory_bytes') / 1048576,
+        ),
+      },
+      latencyFromControllerHistogramMs: {
+        failed: {
+          p50: Math.round(
+            histogramQuantile(
+              text,
+              'npu_fault_controller_publish_latency_seconds',
+              'failed',
+              0.5,
+              before?.text,
+            ) * 1000,
+          ),
+          p95: Math.round(
+            histogramQuantile(
+              text,
+              'npu_fault_controller_publish_latency_seconds',
+              'failed',
+              0.95,
+              before?.text,
+            ) * 1000,
+          ),
+          p99: Math.round(
+            histogramQuantile(
+              text,
+              'npu_fault_controller_publish_latency_seconds',
+              'failed',
+              0.99,
+              before?.text,
+            ) * 1000,
+          ),
+          count:
+            sample(text, 'npu_fault_controller_publish_latency_seconds_count', '{kind="failed"}') -
+            sample(
+              before?.text ?? '',
+              'npu_fault_controller_publish_latency_seconds_count',
+              '{kind="failed"}',
+            ),
+        },
+        other: {
+          p50: Math.round(
+            histogramQuantile(
+              text,
+              'npu_fault_controller_publish_latency_seconds',
+              'other',
+              0.5,
+              before?.text,
+            ) * 1000,
+          ),
+          p95: Math.round(
+            histogramQuantile(
+              text,
+              'npu_fault_controller_publish_latency_seconds',
+              'other',
+              0.95,
+              before?.text,
+            ) * 1000,
+          ),
+          p99: Math.round(
+            histogramQuantile(
+              text,
+              'npu_fault_controller_publish_latency_seconds',
+              'other',
+              0.99,
+              before?.text,
+            ) * 1000,
+          ),
+          count:
+            sample(text, 'npu_fault_controller_publish_latency_seconds_count', '{kind="other"}') -
+            sample(
+              before?.text ?? '',
+              'npu_fault_controller_publish_latency_seconds_count',
+              '{kind="other"}',
+            ),
+        },
+      },
+      latencySeenByWatcherMs: {
+        faults: latencies.length,
+        injected: injectedCount,
+        p50: percentile(latencies, 0.5),
+        p95: percentile(latencies, 0.95),
+        p99: percentile(latencies, 0.99),
+        max: Math.max(...latencies),
+      },
+      statusWritesPerSecond: Number((writes / window).toFixed(2)),
+      statusBytesPerSecond: Math.round(bytes / window),
+      machineBusy: Number(busy.toFixed(2)),
+      saturated: busy > 0.85,
+    };
+    console.log(JSON.stringify(result));
+  } finally {
+    clearTimeout(timer);
+    await Promise.all(replicas.map((r) => r.stop('SIGTERM')));
+    await stopControlPlane(stateDir).catch(() => undefined);
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+await main();

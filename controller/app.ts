@@ -1,0 +1,386 @@
+/**
+ * The controller, assembled (controller-runtime's manager, in small): every part is a
+ * Runnable run by `runAll`, with its probes on the metrics port.
+ *
+ * ```
+ *  POST /v1/observations ──▶ EngineHost (every replica: hot standby) ──▶ transitions
+ *  Node watch ──▶ NodeSync (known nodes, Ready overlay, clear) ─┘              │
+ *  rules ConfigMap watch ──▶ engine.setRules                                   ▼
+ *  Lease (elector) ──onStartedLeading──▶ LeaderSession: publisher, mirrors, Node status, Events
+ * ```
+ *
+ * Start-up order: the watches list; then the replica seeds its engine from the published
+ * document and the latched failures on Nodes (seeding); only then is it ready and accepts
+ * observations (before, 503). A replica that becomes leader merges the published document
+ * again before its first write (leader-session.ts).
+ */
+import * as k8s from '@kubernetes/client-node';
+import type { Rules } from '../contracts/index.js';
+import type { NodeSeed, ReloadableEngine } from '../core/engine/index.js';
+import { createEngine } from '../core/engine/index.js';
+import {
+  AppError,
+  createHttpServer,
+  describeError,
+  type Clock,
+  type HttpServer,
+  type Logger,
+  type Registry,
+  type Runnable,
+} from '../platform/index.js';
+import { createTokenReviewer, kubeTokenReview } from '../platform/k8s/index.js';
+import type { ControllerConfig } from './config.js';
+import { EngineHost, type ObservationJournal } from './engine-host.js';
+import { createKubeLeaseClient, createLeaderElector, type LeaderElector } from './leader-election/index.js';
+import { LeaderSession } from './leader-session.js';
+import { createControllerMetrics } from './metrics.js';
+import { NodeSync } from './node-sync.js';
+import {
+  createEventRecorder,
+  createKubeEventClient,
+  createKubeNodeClient,
+  createNodeStatusWriter,
+  decodeLatched,
+  type EventRecorder,
+} from './node-status/index.js';
+import { createObservationsApp } from './observations/index.js';
+import {
+  createKubeConfigMapClient,
+  documentOf,
+  type ConfigMapClient,
+  type MirrorNamespaces,
+} from './publisher/index.js';
+import {
+  createKubeWatchClients,
+  createMirrorNamespaceWatch,
+  createNodeWatch,
+  createRulesConfigMapWatch,
+  type MirrorNamespaceWatch,
+  type NodeWatch,
+} from './watch/index.js';
+
+/** What the controller is built from (main.ts builds these from the command line). */
+export interface ControllerDeps {
+  config: ControllerConfig;
+  identity: string;
+  kubeConfig: k8s.KubeConfig;
+  clock: Clock;
+  log: Logger;
+  registry: Registry;
+  /** Rules in force when the rules ConfigMap is absent (the --rules file, or the defaults). */
+  fallbackRules: Rules;
+  journal?: ObservationJournal;
+}
+
+/** The assembled controller. */
+export interface Controller {
+  runnables: Runnable[];
+  host: EngineHost;
+  elector: LeaderElector;
+  metricsServer: HttpServer;
+  observationsServer: HttpServer;
+}
+
+/** Builds every part; run `runnables` with runAll. */
+export function createController(deps: ControllerDeps): Controller {
+  const { config, identity, kubeConfig, clock, registry } = deps;
+  const log = deps.log;
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  const configMaps = createKubeConfigMapClient(core);
+  const engine: ReloadableEngine = createEngine(deps.fallbackRules);
+  const host = new EngineHost(engine, clock, deps.journal);
+  const events = createEventRecorder(
+    { client: createKubeEventClient(core), clock, log: log.child({ part: 'events' }), registry },
+    { component: 'npu-fault-controller', instance: identity },
+  );
+  let session: LeaderSession | undefined;
+  let seeded = false;
+
+  // The Lease lives in the controller's namespace unless configured apart.
+  const leaseNamespace = config.lease.namespace === 'ai-infra' ? config.namespace : config.lease.namespace;
+  const elector = createLeaderElector(
+    {
+      client: createKubeLeaseClient(kubeConfig.makeApiClient(k8s.CoordinationV1Api)),
+      clock,
+      log: log.child({ part: 'leader-election' }),
+      registry,
+    },
+    {
+      identity,
+      config: { ...config.lease, namespace: leaseNamespace },
+      callbacks: {
+        onStartedLeading(term, signal) {
+          const current = new LeaderSession(term, sessionDeps, {
+            namespace: config.namespace,
+            statusName: config.publish.name,
+            publish: config.publish,
+            mirrors: {
+              intervalMs: config.mirrors.intervalMs,
+              heartbeatMs: config.mirrors.heartbeatMs,
+              requestTimeoutMs: config.mirrors.requestTimeoutMs,
+            },
+          });
+          session = current;
+          void whenSeeded(signal)
+            .then(() => current.run(signal))
+            .catch((error: unknown) => log.error({ err: describeError(error) }, 'leader session failed'))
+            .finally(() => {
+              if (session === current) session = undefined;
+            });
+        },
+      },
+    },
+  );
+
+  const watchClients = createKubeWatchClients(kubeConfig, { namespace: config.namespace });
+  const watchDeps = { clock, log: log.child({ part: 'watch' }), registry };
+  const nodeSync = new NodeSync(host, log.child({ part: 'nodes' }), {
+    dirty: (node) => session?.markDirty(node),
+    invalidClear: (node, message) => {
+      log.warn({ node, message }, 'clear annotation refused');
+      if (session?.leadership().leading)
+        events.record(
+          { apiVersion: 'v1', kind: 'Node', name: node, uid: node },
+          'Warning',
+          'ClearRefused',
+          message,
+        );
+    },
+  });
+  const nodes: NodeWatch = createNodeWatch(
+    { ...watchDeps, client: watchClients.nodes },
+    {
+      config: {
+        resourceNames: [...config.nodes.resourceNames],
+        labelSelector: config.nodes.labelSelector,
+        watchdogSeconds: config.nodes.watchdogSeconds,
+      },
+      callbacks: { onChange: (change) => nodeSync.onChange(change) },
+    },
+  );
+  const mirrorListeners = new Set<() => void>();
+  const mirrorWatch: MirrorNamespaceWatch | undefined = config.mirrors.enabled
+    ? createMirrorNamespaceWatch(
+        { ...watchDeps, client: watchClients.mirrorNamespaces },
+        { onChange: () => mirrorListeners.forEach((listener) => listener()) },
+      )
+    : undefined;
+  const mirrorNamespaces: MirrorNamespaces | undefined = mirrorWatch && {
+    namespaces: () => mirrorWatch.current(),
+    onChange(listener) {
+      mirrorListeners.add(listener);
+      return () => mirrorListeners.delete(listener);
+    },
+  };
+  const rules = createRulesConfigMapWatch(
+    { ...watchDeps, client: watchClients.rulesConfigMap },
+    {
+      namespace: config.namespace,
+      fallback: deps.fallbackRules,
+      onRules: (next, source) => {
+        host.setRules(next);
+        log.info({ source }, 'rules in force');
+      },
+      onInvalid: (message) => {
+        log.warn({ message }, 'rules edit refused; the rules in force stay');
+        events.record(
+          { apiVersion: 'v1', kind: 'ConfigMap', name: 'npu-fault-rules', namespace: config.namespace },
+          'Warning',
+          'RulesRefused',
+          message,
+        );
+      },
+    },
+  );
+
+  const metrics = createControllerMetrics(registry, {
+    census: () => engine.census(),
+    lastDocument: () => session?.lastDocument(),
+  });
+  host.onTransitions((transitions, cause) => {
+    metrics.transitions(transitions);
+    session?.onTransitions(transitions, cause !== 'seed');
+  });
+
+  const nodeClient = createKubeNodeClient(core);
+  const sessionDeps = {
+    host,
+    client: configMaps,
+    clock,
+    log: log.child({ part: 'leader' }),
+    registry,
+    metrics,
+    events,
+    mirrorNamespaces,
+    elector,
+    nodeStatus: (leadership: () => import('./leader-election/index.js').Leadership) =>
+      createNodeStatusWriter(
+        {
+          client: nodeClient,
+          clock,
+          log: log.child({ part: 'node-status' }),
+          registry,
+          leadership,
+          facts: (name) => {
+            const node = nodes.get(name);
+            if (!node?.accelerator) return undefined;
+            return {
+              ...(node.npuHealthy ? { condition: node.npuHealthy } : {}),
+              ...(node.latched !== undefined ? { latched: node.latched } : {}),
+              ...(node.clear !== undefined ? { clear: node.clear } : {}),
+            };
+          },
+          view: (name) => host.view(name),
+          appliedClear: (name) => nodeSync.appliedClear(name),
+          nodes: () => nodeSync.acceleratorNodes(),
+        },
+        { resyncMs: config.nodes.statusResyncSeconds * 1000 },
+      ),
+  };
+
+  // Seeding: once the Node cache is in, from the published document and the Nodes' latched records.
+  let seededResolve: () => void = () => undefined;
+  const seededPromise = new Promise<void>((resolve) => (seededResolve = resolve));
+  const whenSeeded = (signal: AbortSignal): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      if (signal.aborted) return reject(new Error('stopped'));
+      signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
+      void seededPromise.then(resolve);
+    });
+  const seeder: Runnable = {
+    name: 'seed',
+    async start(signal) {
+      await Promise.race([nodes.whenSynced(), aborted(signal)]);
+      await Promise.race([rules.whenSynced(), aborted(signal)]);
+      while (!signal.aborted && !seeded) {
+        try {
+          const seeds = await readSeeds(configMaps, config, nodes, log, signal);
+          const changes = host.seed(seeds);
+          seeded = true;
+          seededResolve();
+          log.info({ nodes: seeds.length, restored: changes.length }, 'seeded');
+        } catch (error) {
+          if (signal.aborted) break;
+          log.warn({ err: describeError(error) }, 'seeding failed; retrying');
+          await clock.sleep(2000, signal).catch(() => undefined);
+        }
+      }
+      await aborted(signal);
+    },
+  };
+
+  const ticker: Runnable = {
+    name: 'tick',
+    async start(signal) {
+      while (!signal.aborted) {
+        await clock.sleep(config.tickMs, signal).catch(() => undefined);
+        if (seeded && !signal.aborted) host.tick();
+      }
+    },
+  };
+
+  const observations = createObservationsApp(
+    {
+      authenticate: createTokenReviewer({
+        review: kubeTokenReview(kubeConfig.makeApiClient(k8s.AuthenticationV1Api)),
+        clock,
+        ttlMs: config.auth.cacheSeconds * 1000,
+        ...(config.auth.audiences.length > 0 ? { audiences: config.auth.audiences } : {}),
+      }).authenticate,
+      accept: (snapshots) => {
+        if (!seeded)
+          throw new AppError('not_ready', 'controller is starting (seeding its state)', { status: 503 });
+        return host.accept(snapshots);
+      },
+      entryFor: (node) => host.entry(node),
+      leadership: () => session?.leadership() ?? { leading: false },
+      identity,
+      leaderIdentity: () => elector.leader(),
+      clock,
+      log,
+      registry,
+    },
+    { allowedUsers: config.auth.allowedUsers },
+  );
+
+  const ready = {
+    watches: () =>
+      (nodes.synced() && rules.synced() && (mirrorWatch?.synced() ?? true)) || 'watches not synced',
+    seeded: () => seeded || 'not seeded yet',
+  };
+  const metricsServer = createHttpServer({
+    name: 'metrics',
+    ...(config.metricsListen.host ? { host: config.metricsListen.host } : {}),
+    port: config.metricsListen.port,
+    log,
+    registry,
+  });
+  const observationsServer = createHttpServer({
+    name: 'observations',
+    ...(config.listen.host ? { host: config.listen.host } : {}),
+    port: config.listen.port,
+    log,
+    handler: observations,
+  });
+  for (const server of [metricsServer, observationsServer]) {
+    for (const [name, check] of Object.entries(ready)) server.addReadyCheck(name, check);
+  }
+
+  const runnables: Runnable[] = [
+    metricsServer,
+    observationsServer,
+    nodes,
+    rules,
+    ...(mirrorWatch ? [mirrorWatch] : []),
+    seeder,
+    ticker,
+    elector,
+    flushOnStop(events),
+  ];
+  return { runnables, host, elector, metricsServer, observationsServer };
+}
+
+/** Resolves when `signal` aborts. */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+/** Reads what the engine seeds from; throws when the status ConfigMap cannot be read. */
+async function readSeeds(
+  client: ConfigMapClient,
+  config: ControllerConfig,
+  nodes: NodeWatch,
+  log: Logger,
+  signal: AbortSignal,
+): Promise<NodeSeed[]> {
+  const stored = await client.get({ namespace: config.namespace, name: config.publish.name }, signal);
+  const document = documentOf(stored?.data);
+  if (stored && !document) log.warn('the status ConfigMap holds no valid 3.x document: not seeding from it');
+  const seeds = new Map<string, NodeSeed>();
+  for (const entry of Object.values(document?.nodes ?? {}))
+    seeds.set(entry.node, { node: entry.node, entry });
+  for (const node of nodes.acceleratorNodes()) {
+    if (node.latched === undefined) continue;
+    const decoded = decodeLatched(node.latched);
+    if (decoded.error !== undefined) {
+      log.warn({ node: node.name, message: decoded.error }, 'latched record refused');
+      continue;
+    }
+    seeds.set(node.name, { ...seeds.get(node.name), node: node.name, latched: decoded.records });
+  }
+  return [...seeds.values()];
+}
+
+/** Waits for queued Events on the way out. */
+function flushOnStop(events: EventRecorder): Runnable {
+  return {
+    name: 'events',
+    async start(signal) {
+      await aborted(signal);
+      await events.flush();
+    },
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * The controller's engine and everything that must happen around each call: transitions go
+ * to the listeners (metrics, Events, the early write, Node status), accepted snapshots to the
+ * optional observation journal (replayable with `npu-fault replay`), and the clock is read
+ * here, once per call, so the engine itself stays pure.
+ *
+ * Every replica runs one: followers apply the same stream as the leader (hot standby).
+ */
+import type { PublishedDocument, PublishedNode, Rules, Snapshot } from '../contracts/index.js';
+import type {
+  DropReason,
+  LatchedDevice,
+  NodeSeed,
+  PublisherInfo,
+  ReloadableEngine,
+  Transition,
+} from '../core/engine/index.js';
+import type { Clock } from '../platform/index.js';
+
+/** What one accepted or dropped snapshot came to. */
+export interface AcceptResult {
+  node: string;
+  accepted: boolean;
+  dropped?: DropReason;
+}
+
+/** Receives every batch of transitions, with what caused it. */
+export type TransitionListener = (transitions: readonly Transition[], cause: TransitionCause) => void;
+
+/** What made the engine move. */
+export type TransitionCause = 'observation' | 'tick' | 'node-ready' | 'clear' | 'seed' | 'rules';
+
+/** Where accepted snapshots are written, in arrival order (one JSON line each). */
+export interface ObservationJournal {
+  append(line: string): void;
+}
+
+/** The engine's view of one node, for the Node status writer and the observation answer. */
+export interface HostNodeView {
+  observed: boolean;
+  entry: PublishedNode | null;
+  latched: LatchedDevice[];
+}
+
+/** The engine host. */
+export class EngineHost {
+  readonly #engine: ReloadableEngine;
+  readonly #clock: Clock;
+  readonly #listeners: TransitionListener[] = [];
+  readonly #observed = new Set<string>();
+  #journal: ObservationJournal | undefined;
+
+  constructor(engine: ReloadableEngine, clock: Clock, journal?: ObservationJournal) {
+    this.#engine = engine;
+    this.#clock = clock;
+    this.#journal = journal;
+  }
+
+  /** Adds a listener of every transition. */
+  onTransitions(listener: TransitionListener): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Observes validated snapshots at the receiver's clock, in order. */
+  accept(snapshots: readonly Snapshot[]): AcceptResult[] {
+    const now = this.#clock.now();
+    const results: AcceptResult[] = [];
+    const transitions: Transition[] = [];
+    for (const snapshot of snapshots) {
+      const result = this.#engine.observe(snapshot, now);
+      if (result.accepted) {
+        this.#observed.add(snapshot.node);
+        this.#journal?.append(JSON.stringify(snapshot));
+        for (const t of result.transitions) transitions.push(t);
+        results.push({ node: snapshot.node, accepted: true });
+      } else {
+        results.push({
+          node: snapshot.node,
+          accepted: false,
+          ...(result.dropped ? { dropped: result.dropped } : {}),
+        });
+      }
+    }
+    this.#emit(transitions, 'observation');
+    return results;
+  }
+
+  /** Fires the overlay deadlines due now. */
+  tick(): void {
+    this.#emit(this.#engine.tick(this.#clock.now()), 'tick');
+  }
+
+  setNodeReady(node: string, ready: boolean): void {
+    this.#emit(this.#engine.setNodeReady(node, ready, this.#clock.now()), 'node-ready');
+  }
+
+  clear(node: string, device: string | undefined): void {
+    this.#emit(this.#engine.clear(node, device, this.#clock.now()), 'clear');
+  }
+
+  removeNode(node: string): void {
+    this.#engine.removeNode(node);
+    this.#observed.delete(node);
+  }
+
+  setKnownNodes(nodes: Iterable<string>): void {
+    this.#engine.setKnownNodes(nodes);
+  }
+
+  setRules(rules: Rules): void {
+    this.#engine.setRules(rules);
+    // Shorter thresholds may make deadlines due at once.
+    this.#emit(this.#engine.tick(this.#clock.now()), 'rules');
+  }
+
+  seed(seeds: Iterable<NodeSeed>): Transition[] {
+    const transitions = this.#engine.seed(seeds, this.#clock.now());
+    this.#emit(transitions, 'seed');
+    return transitions;
+  }
+
+  /** The document as of now. */
+  document(publisher: PublisherInfo): PublishedDocument {
+    return this.#engine.document(this.#clock.now(), publisher);
+  }
+
+  view(node: string): HostNodeView {
+    return {
+      observed: this.#observed.has(node),
+      entry: this.#engine.nodeEntry(node),
+      latched: this.#engine.latched(node),
+    };
+  }
+
+  entry(node: string): PublishedNode | null {
+    return this.#engine.nodeEntry(node);
+  }
+
+  get engine(): ReloadableEngine {
+    return this.#engine;
+  }
+
+  #emit(transitions: readonly Transition[], cause: TransitionCause): void {
+    if (transitions.length === 0) return;
+    for (const listener of this.#listeners) listener(transitions, cause);
+  }
+}

@@ -1,0 +1,241 @@
+/**
+ * What the leader does for one term, and only while the fence is up: publish the status
+ * ConfigMap, keep its mirrors, write Node status, emit Events. Started from the elector's
+ * onStartedLeading with the term's signal; everything stops when that signal aborts (lost
+ * lease, renew deadline passed, shutdown) or when the publisher steps down on a 409 that
+ * shows a newer term (then this replica stops acting at once, before its elector notices).
+ *
+ * Before its first write the session merges the published document into the engine (a
+ * replica that becomes leader after a gap adopts the failures it missed: seed.ts), so it
+ * never publishes a document that forgets a failure the previous leader published.
+ */
+import type { PublishedDocument } from '../contracts/index.js';
+import { parseTimestamp, type Transition } from '../core/engine/index.js';
+import { describeError, type Clock, type Logger, type Registry } from '../platform/index.js';
+import type { EngineHost } from './engine-host.js';
+import type { Leadership } from './leader-election/index.js';
+import type { ControllerMetrics } from './metrics.js';
+import type { EventRecorder, NodeStatusWriter } from './node-status/index.js';
+import {
+  createStatusMirrors,
+  createStatusPublisher,
+  documentOf,
+  type ConfigMapClient,
+  type MirrorNamespaces,
+  type MirrorsConfigInput,
+  type PublisherConfigInput,
+  type StatusPublisher,
+  type WrittenStatus,
+} from './publisher/index.js';
+
+/** A change waiting for the write that will carry it (for the latency histogram). */
+interface Pending {
+  at: number;
+  emitted: number;
+  failed: boolean;
+}
+
+/** The most changes waiting for a write (a bound on memory if writes stall). */
+const MAX_PENDING = 100_000;
+
+/** What a session is built from. */
+export interface LeaderSessionDeps {
+  host: EngineHost;
+  client: ConfigMapClient;
+  clock: Clock;
+  log: Logger;
+  registry: Registry;
+  metrics: ControllerMetrics;
+  events: EventRecorder;
+  nodeStatus: (leadership: () => Leadership) => NodeStatusWriter;
+  mirrorNamespaces: MirrorNamespaces | undefined;
+  elector: { identity: string; leadership(): Leadership };
+}
+
+/** Settings of a session. */
+export interface LeaderSessionOptions {
+  namespace: string;
+  statusName: string;
+  publish: PublisherConfigInput;
+  mirrors: MirrorsConfigInput;
+}
+
+/** The running session of one term. */
+export class LeaderSession {
+  readonly term: number;
+  readonly #deps: LeaderSessionDeps;
+  readonly #options: LeaderSessionOptions;
+  readonly #abort = new AbortController();
+  #steppedDown = false;
+  #pending: Pending[] = [];
+  #publisher: StatusPublisher | undefined;
+  #nodeStatus: NodeStatusWriter | undefined;
+  #lastDocument: PublishedDocument | undefined;
+
+  constructor(term: number, deps: LeaderSessionDeps, options: LeaderSessionOptions) {
+    this.term = term;
+    this.#deps = deps;
+    this.#options = options;
+  }
+
+  /** The fence for this term: the elector's, down once the publisher stepped down. */
+  readonly leadership = (): Leadership => {
+    if (this.#steppedDown || this.#abort.signal.aborted) return { leading: false };
+    const lead = this.#deps.elector.leadership();
+    return lead.leading && lead.term === this.term ? lead : { leading: false };
+  };
+
+  /** The document last written in this term. */
+  lastDocument(): PublishedDocument | undefined {
+    return this.#lastDocument;
+  }
+
+  /** Runs until `signal` aborts or the publisher steps down. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { host, client, clock, log, registry } = this.#deps;
+    const stop = (): void => this.#abort.abort(signal.reason);
+    if (signal.aborted) return;
+    signal.addEventListener('abort', stop, { once: true });
+    const own = this.#abort.signal;
+    try {
+      await this.#mergePublished(own);
+      if (own.aborted) return;
+      const publisher = createStatusPublisher(
+        {
+          client,
+          clock,
+          log,
+          registry,
+          render: (_now, info) => host.document(info),
+          leadership: this.leadership,
+          onWritten: (written) => this.#written(written, mirrors),
+          onStepDown: (reason) => {
+            this.#steppedDown = true;
+            log.warn({ term: this.term, reason }, 'stepped down: a newer leader published');
+            this.#abort.abort(new Error(`stepped down: ${reason}`));
+          },
+        },
+        {
+          identity: this.#deps.elector.identity,
+          term: this.term,
+          namespace: this.#options.namespace,
+          config: { ...this.#options.publish, name: this.#options.statusName },
+        },
+      );
+      const mirrors = this.#deps.mirrorNamespaces
+        ? createStatusMirrors(
+            {
+              client,
+              namespaces: this.#deps.mirrorNamespaces,
+              leadership: this.leadership,
+              clock,
+              log,
+              registry,
+            },
+            {
+              term: this.term,
+              statusNamespace: this.#options.namespace,
+              name: this.#options.statusName,
+              config: this.#options.mirrors,
+            },
+          )
+        : undefined;
+      this.#publisher = publisher;
+      this.#nodeStatus = this.#deps.nodeStatus(this.leadership);
+      const parts = [
+        publisher.start(own),
+        this.#nodeStatus.start(own),
+        ...(mirrors ? [mirrors.start(own)] : []),
+      ];
+      const results = await Promise.allSettled(parts);
+      for (const result of results) {
+        if (result.status === 'rejected')
+          log.error({ err: describeError(result.reason) }, 'leader part failed');
+      }
+    } finally {
+      signal.removeEventListener('abort', stop);
+      this.#abort.abort(new Error('session over'));
+      this.#publisher = undefined;
+      this.#nodeStatus = undefined;
+    }
+  }
+
+  /** Transitions of the engine while this session runs. */
+  onTransitions(transitions: readonly Transition[], actOn: boolean): void {
+    if (!this.leadership().leading) return;
+    const now = this.#deps.clock.now();
+    let failed = false;
+    for (const t of transitions) {
+      if (this.#pending.length < MAX_PENDING)
+        this.#pending.push({ at: parseTimestamp(t.at), emitted: now, failed: t.to === 'failed' });
+      if (t.to === 'failed') failed = true;
+      this.#nodeStatus?.markDirty(t.node);
+      if (actOn) this.#event(t);
+    }
+    if (failed) this.#publisher?.requestEarlyWrite();
+  }
+
+  /** A Node needs its status written (the Node watch saw a change). */
+  markDirty(node: string): void {
+    this.#nodeStatus?.markDirty(node);
+  }
+
+  #written(written: WrittenStatus, mirrors: { publish(source: WrittenStatus): void } | undefined): void {
+    this.#lastDocument = written.document;
+    const carried: { seconds: number; failed: boolean }[] = [];
+    const waiting: Pending[] = [];
+    for (const p of this.#pending) {
+      if (p.emitted <= written.renderedAt)
+        carried.push({ seconds: (written.acknowledgedAt - p.at) / 1000, failed: p.failed });
+      else waiting.push(p);
+    }
+    this.#pending = waiting;
+    this.#deps.metrics.published(carried);
+    mirrors?.publish(written);
+  }
+
+  /** One Event per change worth a person's attention (not the first unknown → healthy). */
+  #event(t: Transition): void {
+    if (t.from === 'unknown' && t.to === 'healthy') return;
+    const node = { apiVersion: 'v1', kind: 'Node', name: t.node, uid: t.node };
+    const why = t.reason ? `: ${t.reason}` : '';
+    switch (t.to) {
+      case 'failed':
+        this.#deps.events.record(node, 'Warning', 'DeviceFailed', `${t.npu} failed${why}`);
+        break;
+      case 'degraded':
+        this.#deps.events.record(node, 'Warning', 'DeviceDegraded', `${t.npu} degraded${why}`);
+        break;
+      case 'unknown':
+        this.#deps.events.record(node, 'Warning', 'DeviceUnknown', `${t.npu} unknown${why}`);
+        break;
+      case 'healthy':
+        this.#deps.events.record(node, 'Normal', 'DeviceRecovered', `${t.npu} healthy again (was ${t.from})`);
+        break;
+    }
+  }
+
+  /** Reads the published document and merges it into the engine (newest evidence wins). */
+  async #mergePublished(signal: AbortSignal): Promise<void> {
+    const { client, host, log } = this.#deps;
+    try {
+      const stored = await client.get(
+        { namespace: this.#options.namespace, name: this.#options.statusName },
+        signal,
+      );
+      const document = documentOf(stored?.data);
+      if (stored && !document) log.warn('the status ConfigMap holds no valid document: nothing to merge');
+      if (!document) return;
+      const changes = host.seed(Object.values(document.nodes).map((entry) => ({ node: entry.node, entry })));
+      log.info(
+        { term: this.term, from: document.publisher, adopted: changes.length },
+        'merged the published document before publishing',
+      );
+    } catch (error) {
+      if (signal.aborted) return;
+      // Without the document this replica's own engine is all it has: publishing it is
+      // still right for a hot standby (it saw the stream), so go on, but say so.
+      log.warn({ err: describeError(error) }, 'could not read the published document before publishing');
+    }
+  }
+}

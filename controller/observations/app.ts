@@ -1,0 +1,322 @@
+/**
+ * `POST /v1/observations`: where the ingest functions hand snapshots to a controller replica
+ * (schema.ts has the wire format). Every replica accepts (hot standby); an answer is sent only
+ * once the observations are in this replica's engine, and the fence decides, at answer time,
+ * whether it answers as the leader (with each node's current published entry) or as a
+ * follower (naming the leader it knows of).
+ *
+ * Checks, in order, each answered with a one-line `{ "error": { "code", "message" } }`:
+ * path (404) and method (405, `Allow: POST`); bearer token (401 with `WWW-Authenticate`, or
+ * 503 with `Retry-After` when TokenReview cannot say); user allowed (403); Content-Type
+ * `application/json` (415); body size (413, `maxBodyBytes`, counted after any
+ * Content-Encoding); JSON and the whole batch's schema (400 naming the field as a JSON
+ * pointer), all before anything is accepted, so a 400 accepts nothing. Anything unexpected
+ * is a 500 with a generic message, logged; no answer carries a stack trace.
+ *
+ * **Authentication: TokenReview, not mTLS.** The functions already hold a ServiceAccount
+ * token (projected, rotated by the kubelet, audience-bound and short-lived), and the same
+ * authenticator serves the agent → function hop, where the pod-bound token's node name is
+ * what ties an agent to its node. mTLS would need a CA, per-workload certificate issuance and
+ * rotation (cert-manager or our own), and its identities would be certificate subjects
+ * rather than the Kubernetes users RBAC and this allow list speak. The cost of TokenReview,
+ * one apiserver call per token per minute (cached), is small; while the apiserver cannot
+ * answer, requests get 503 and the functions retry, which they must anyway while no leader
+ * answers. What it does not give is transport encryption: a token sent over plain HTTP can
+ * be replayed by whoever reads the traffic until it expires, so the Service should be
+ * reachable only from the functions (NetworkPolicy) or behind a mesh's TLS, and the tokens
+ * should carry an audience of their own (`audiences` of the reviewer) so one captured here
+ * cannot be used against the apiserver.
+ */
+import express from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Snapshot, PublishedNode } from '../../contracts/index.js';
+import { excerpt } from '../../core/errors.js';
+import type { ObserveResult } from '../../core/engine/index.js';
+import {
+  AppError,
+  describeError,
+  type Clock,
+  type Logger,
+  type Registry,
+  type RequestHandler,
+} from '../../platform/index.js';
+import { bearerToken, type AuthenticatedUser } from '../../platform/k8s/index.js';
+import type { Leadership } from '../leader-election/index.js';
+import { createObservationsMetrics, type ObservationsMetrics } from './metrics.js';
+import {
+  DEFAULT_MAX_BATCH,
+  OBSERVATIONS_PATH,
+  observationsRequestSchema,
+  type FollowerObservationsResponse,
+  type LeaderObservationsResponse,
+  type ObservationsError,
+} from './schema.js';
+import { parseObservationsBody } from './validate.js';
+
+/** What the engine did with one snapshot (ObserveResult without its transitions). */
+export type AcceptResult = Pick<ObserveResult, 'accepted' | 'dropped'>;
+
+/** What the app is built from. */
+export interface ObservationsAppDeps {
+  /** The user a bearer token belongs to (TokenReviewer.authenticate); throws 401/503 AppErrors. */
+  authenticate(token: string): Promise<AuthenticatedUser>;
+  /**
+   * Observes the snapshots into the engine, in order, received at `now` (epoch ms), and
+   * returns one result per snapshot. Returns only once they are in the engine (an ack means
+   * that). May throw an AppError with a status (503 while not ready, say).
+   */
+  accept(snapshots: readonly Snapshot[], now: number): readonly AcceptResult[];
+  /** The node's entry as published now; null when it is healthy (not listed). Asked only when leading. */
+  entryFor(node: string, now: number): PublishedNode | null;
+  /** The fence (LeaderElector.leadership), read after accepting. */
+  leadership(): Leadership;
+  /** This replica's identity (its pod name). */
+  identity: string;
+  /** The leader as last observed (LeaderElector.leader), null or undefined when none is known. */
+  leaderIdentity(): string | null | undefined;
+  clock: Clock;
+  log: Logger;
+  /** Its metrics are registered here (one app per registry). */
+  registry: Registry;
+}
+
+/** How the app checks requests. */
+export interface ObservationsAppOptions {
+  /** Users allowed to post (default: the ingest function's ServiceAccount in ai-infra). */
+  allowedUsers?: readonly string[];
+  /** Most observations in one request (default 1000). */
+  maxBatch?: number;
+  /** Largest body, after decompression (default 4 MiB). */
+  maxBodyBytes?: number;
+  /** Retry-After of a 503 (default 1 s). */
+  retryAfterSeconds?: number;
+  /** Metric names start `npu_fault_<metricsComponent>_` (default `controller`). */
+  metricsComponent?: string;
+}
+
+/** The ingest function's ServiceAccount, the one user allowed by default. */
+export const DEFAULT_ALLOWED_USERS: readonly string[] = ['system:serviceaccount:ai-infra:npu-fault-function'];
+/** Default largest body: 1000 snapshots of a few KiB each fit. */
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Builds the endpoint as a request handler (an express app) for the platform HTTP server's
+ * `handler`, or for node:http directly. It answers every path: 404 outside OBSERVATIONS_PATH.
+ */
+export function createObservationsApp(
+  deps: ObservationsAppDeps,
+  options: ObservationsAppOptions = {},
+): RequestHandler {
+  const allowed = new Set(options.allowedUsers ?? DEFAULT_ALLOWED_USERS);
+  if (allowed.size === 0) throw new RangeError('observations allowedUsers: expected at least one user');
+  const schema = observationsRequestSchema(options.maxBatch ?? DEFAULT_MAX_BATCH);
+  const maxBodyBytes = positiveInteger(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes');
+  const retryAfter = String(positiveInteger(options.retryAfterSeconds ?? 1, 'retryAfterSeconds'));
+  const metrics = createObservationsMetrics(deps.registry, options.metricsComponent ?? 'controller');
+  const log = deps.log.child({ component: 'observations' });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.use(measure(deps.clock, metrics));
+  app
+    .route(OBSERVATIONS_PATH)
+    .post(
+      async (req: express.Request, res: express.Response, next: express.NextFunction) => {
+        const user = await deps.authenticate(bearerToken(req.headers.authorization));
+        if (!allowed.has(user.username)) {
+          throw new AppError('forbidden', `user "${user.username}" may not post observations`, {
+            status: 403,
+          });
+        }
+        res.locals.user = user.username;
+        next();
+      },
+      requireJson,
+      // Content-Type is checked above; the parser reads any body then (limit after inflating).
+      express.json({ limit: maxBodyBytes, strict: true, type: () => true }),
+      (req: express.Request, res: express.Response) => {
+        const body = answer(deps, parseObservationsBody(req.body, schema).observations, metrics);
+        log.debug(
+          { user: res.locals.user, observations: body.results.length, leader: body.leader },
+          'observed',
+        );
+        res.setHeader('Cache-Control', 'no-store');
+        res.status(200).json(body);
+      },
+    )
+    .all(() => {
+      throw new AppError('method_not_allowed', `${OBSERVATIONS_PATH} accepts only POST`, { status: 405 });
+    });
+  app.use(() => {
+    throw new AppError('not_found', 'not found', { status: 404 });
+  });
+  app.use((error: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) =>
+    sendError(res, failureOf(error, maxBodyBytes), { log, retryAfter, error }),
+  );
+  return (req: IncomingMessage, res: ServerResponse) => app(req, res);
+}
+
+/** Accepts the batch, then reads the fence and answers as leader or follower. */
+function answer(
+  deps: ObservationsAppDeps,
+  observations: readonly { snapshot: Snapshot }[],
+  metrics: ObservationsMetrics,
+): LeaderObservationsResponse | FollowerObservationsResponse {
+  const snapshots = observations.map((observation) => observation.snapshot);
+  const now = deps.clock.now();
+  const accepted = deps.accept(snapshots, now);
+  if (accepted.length !== snapshots.length) {
+    throw new Error(`accept returned ${accepted.length} results for ${snapshots.length} snapshots`);
+  }
+  const results = snapshots.map((snapshot, i) => {
+    const { accepted: ok, dropped } = accepted[i] as AcceptResult;
+    metrics.observations.inc({ result: ok ? 'accepted' : (dropped ?? 'unknown') });
+    return { node: snapshot.node, accepted: ok, ...(dropped === undefined ? {} : { dropped }) };
+  });
+  // The fence is read after the observations are in the engine: a replica that stopped
+  // leading meanwhile answers as a follower, so the function waits for the real leader.
+  const lead = deps.leadership();
+  if (!lead.leading) {
+    return {
+      leader: false,
+      identity: deps.identity,
+      leader_identity: deps.leaderIdentity() ?? null,
+      results,
+    };
+  }
+  const entries = new Map<string, PublishedNode | null>();
+  const entryOf = (node: string): PublishedNode | null => {
+    if (!entries.has(node)) entries.set(node, deps.entryFor(node, now));
+    return entries.get(node) ?? null;
+  };
+  return {
+    leader: true,
+    identity: deps.identity,
+    term: lead.term,
+    results: results.map((result) => ({ ...result, entry: entryOf(result.node) })),
+  };
+}
+
+/** Counts every answer by status and times it. */
+function measure(clock: Clock, metrics: ObservationsMetrics): express.RequestHandler {
+  return (_req, res, next) => {
+    const start = clock.monotonic();
+    res.on('finish', () => {
+      metrics.requests.inc({ code: String(res.statusCode) });
+      metrics.seconds.observe((clock.monotonic() - start) / 1000);
+    });
+    next();
+  };
+}
+
+function requireJson(req: express.Request, _res: express.Response, next: express.NextFunction): void {
+  const mediaType = req.headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase();
+  if (mediaType !== 'application/json') {
+    throw new AppError('unsupported_media_type', 'Content-Type must be application/json', { status: 415 });
+  }
+  next();
+}
+
+/** An error answer. */
+interface Failure {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/** The errors body-parser raises (http-errors), told apart by `type`. */
+const BODY_ERRORS: Readonly<
+  Record<string, (maxBodyBytes: number) => Omit<Failure, 'message'> & { message?: string }>
+> = {
+  'entity.too.large': (max) => ({
+    status: 413,
+    code: 'body_too_large',
+    message: `body larger than ${max} bytes`,
+  }),
+  'entity.parse.failed': () => ({ status: 400, code: 'invalid_json' }),
+  'encoding.unsupported': () => ({
+    status: 415,
+    code: 'unsupported_encoding',
+    message: 'unsupported Content-Encoding',
+  }),
+  'charset.unsupported': () => ({
+    status: 415,
+    code: 'unsupported_charset',
+    message: 'charset must be utf-8',
+  }),
+  'request.aborted': () => ({ status: 400, code: 'aborted', message: 'request aborted' }),
+  'request.size.invalid': () => ({
+    status: 400,
+    code: 'invalid_length',
+    message: 'body length differs from Content-Length',
+  }),
+};
+
+/** The answer for `error`: its own status when it has one a client may see, else 500. */
+function failureOf(error: unknown, maxBodyBytes: number): Failure {
+  if (error instanceof AppError && error.status !== undefined) {
+    return { status: error.status, code: error.code, message: firstLine(error.message) };
+  }
+  const type = (error as { type?: unknown } | null)?.type;
+  const known = typeof type === 'string' ? BODY_ERRORS[type]?.(maxBodyBytes) : undefined;
+  if (known) {
+    // V8's message quotes the body: escaped and cut to one short line.
+    const message = known.message ?? `body is not valid JSON: ${excerpt(describeError(error), 160)}`;
+    return { ...known, message };
+  }
+  return { status: 500, code: 'internal', message: 'internal error' };
+}
+
+function sendError(
+  res: express.Response,
+  failure: Failure,
+  context: { log: Logger; retryAfter: string; error: unknown },
+): void {
+  const { log, retryAfter, error } = context;
+  if (failure.status === 500) log.error({ err: error }, 'observations request failed');
+  else if (failure.status === 503) log.warn({ err: error }, 'observations request refused: unavailable');
+  else
+    log.debug(
+      { code: failure.code, status: failure.status, detail: detailOf(error) },
+      'observations request refused',
+    );
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (failure.status === 401) res.setHeader('WWW-Authenticate', wwwAuthenticate(failure.code));
+  if (failure.status === 503) res.setHeader('Retry-After', retryAfter);
+  if (failure.status === 405) res.setHeader('Allow', 'POST');
+  res.setHeader('Cache-Control', 'no-store');
+  const body: ObservationsError = { error: { code: failure.code, message: failure.message } };
+  res.status(failure.status).json(body);
+}
+
+/** RFC 6750 §3: no error code when no credentials were sent. */
+function wwwAuthenticate(code: string): string {
+  const realm = 'Bearer realm="npu-fault"';
+  if (code === 'invalid_token') return `${realm}, error="invalid_token"`;
+  if (code === 'malformed_token') return `${realm}, error="invalid_request"`;
+  return realm;
+}
+
+/** An UnauthenticatedError's reason (TokenReview's status.error), for the debug line only. */
+function detailOf(error: unknown): string | undefined {
+  const detail = (error as { detail?: unknown } | null)?.detail;
+  return typeof detail === 'string' ? detail : undefined;
+}
+
+/** The first line of one of our messages (already printable: they quote input through excerpt). */
+function firstLine(text: string): string {
+  return (text.split('\n', 1)[0] ?? '').trim();
+}
+
+function positiveInteger(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new RangeError(`observations ${name}: expected a positive integer, got ${value}`);
+  }
+  return value;
+}

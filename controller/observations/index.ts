@@ -1,0 +1,52 @@
+/**
+ * The observation endpoint, `POST /v1/observations`: the one door into controller/observations/.
+ *
+ * ```ts
+ * const reviewer = createTokenReviewer({ review: kubeTokenReview(kc.makeApiClient(k8s.AuthenticationV1Api)), clock });
+ * const handler = createObservationsApp(
+ *   {
+ *     authenticate: reviewer.authenticate,
+ *     accept: (snapshots, now) => snapshots.map((s) => engine.observe(s, now)),
+ *     entryFor: (node) => engine.nodeEntry(node),
+ *     leadership: () => elector.leadership(),
+ *     identity: elector.identity,
+ *     leaderIdentity: () => elector.leader(),
+ *     clock, log, registry,
+ *   },
+ *   { allowedUsers: config.auth.allowedUsers },
+ * );
+ * createHttpServer({ name: 'observations', port: 8080, log, handler });
+ * ```
+ *
+ * schema.ts is the wire contract the ingest function imports as well.
+ */
+export {
+  DEFAULT_ALLOWED_USERS,
+  DEFAULT_MAX_BODY_BYTES,
+  createObservationsApp,
+  type AcceptResult,
+  type ObservationsAppDeps,
+  type ObservationsAppOptions,
+} from './app.js';
+export {
+  DEFAULT_MAX_BATCH,
+  OBSERVATIONS_PATH,
+  dropReasonSchema,
+  followerResponseSchema,
+  leaderResponseSchema,
+  observationSchema,
+  observationsErrorSchema,
+  observationsRequestSchema,
+  observationsResponseSchema,
+  type FollowerObservationResult,
+  type FollowerObservationsResponse,
+  type LeaderObservationResult,
+  type LeaderObservationsResponse,
+  type ObservationDropReason,
+  type ObservationsError,
+  type ObservationsRequest,
+  type ObservationsRequestInput,
+  type ObservationsRequestSchema,
+  type ObservationsResponse,
+} from './schema.js';
+export { InvalidBodyError, findPollutingKey, jsonPointer, parseObservationsBody } from './validate.js';

@@ -1,0 +1,301 @@
+/**
+ * Bearer-token authentication through the TokenReview API (authentication.k8s.io/v1), cached.
+ *
+ * The controller checks the ingest functions' ServiceAccount tokens with it, and the ingest
+ * functions check the agents' pod-bound tokens (whose `user.extra` carries
+ * `authentication.kubernetes.io/node-name`, hence `extra` in the result).
+ *
+ * - **Cache.** Keyed by the SHA-256 of the token, never the token. A positive review is kept
+ *   `ttlMs` (60 s), never past the token's own `exp` when it is a JWT (read without
+ *   verifying: the apiserver verified it; `exp` only shortens the stay). A negative one is
+ *   kept `negativeTtlMs` (5 s), so a client retrying a bad token costs one review per 5 s
+ *   rather than one per request. At most `max` (10,000) entries, least recently used out, so
+ *   memory stays bounded (about 10,000 × 0.5 KiB) whatever tokens clients send.
+ * - **Single flight.** Concurrent requests with one token share one review.
+ * - **Failures.** An apiserver that errors or does not answer within `timeoutMs` is not the
+ *   client's fault: `TokenReviewUnavailableError` (503, not cached), never a 401.
+ * - **Audiences.** When `audiences` are set the review asks for them, and a token the
+ *   apiserver authenticates for none of them is refused (TokenReview's documented check: an
+ *   audience-unaware authenticator may answer `authenticated` without `status.audiences`).
+ *
+ * A token never appears in an error, a log line or a cache key.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { decodeJwt } from 'jose';
+import { createHash } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import { AppError, K8sApiError } from '../errors.js';
+import { requestOptions } from './request-options.js';
+
+/** Who a token belongs to, as the apiserver reported it. */
+export interface AuthenticatedUser {
+  /** `system:serviceaccount:<namespace>:<name>` for a ServiceAccount token. */
+  readonly username: string;
+  readonly uid: string;
+  readonly groups: readonly string[];
+  /**
+   * Extra attributes; a pod-bound ServiceAccount token carries
+   * `authentication.kubernetes.io/pod-name`, `…/pod-uid` and `…/node-name` here.
+   */
+  readonly extra: Readonly<Record<string, readonly string[]>>;
+  /** The requested audiences the token is valid for (empty when none were requested). */
+  readonly audiences: readonly string[];
+}
+
+/** The `status` of a TokenReview, as the API returns it (all fields optional there). */
+export interface TokenReviewStatus {
+  authenticated?: boolean;
+  user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+  audiences?: string[];
+  error?: string;
+}
+
+/**
+ * Sends one TokenReview: `audiences` undefined leaves them to the apiserver (its own API
+ * audiences). Rejects when the API call fails; aborts with `signal`.
+ */
+export type ReviewToken = (
+  token: string,
+  audiences: readonly string[] | undefined,
+  signal: AbortSignal,
+) => Promise<TokenReviewStatus>;
+
+/** The ReviewToken of a real apiserver (needs `create` on `tokenreviews`). */
+export function kubeTokenReview(api: k8s.AuthenticationV1Api): ReviewToken {
+  return async (token, audiences, signal) => {
+    const spec: k8s.V1TokenReviewSpec = audiences ? { token, audiences: [...audiences] } : { token };
+    const review = await api.createTokenReview(
+      { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec } },
+      requestOptions({ signal }),
+    );
+    return review.status ?? {};
+  };
+}
+
+/** How a TokenReviewer checks and caches. */
+export interface TokenReviewerOptions {
+  review: ReviewToken;
+  /** Audiences the token must be valid for; omitted: the apiserver's own (its default). */
+  audiences?: readonly string[];
+  /** Cache ages run on `clock.monotonic()`, JWT `exp` against `clock.now()`. */
+  clock: Clock;
+  /** How long a positive review is trusted (default 60 s; also bounded by the token's `exp`). */
+  ttlMs?: number;
+  /** How long a refused token stays refused without asking again (default 5 s). */
+  negativeTtlMs?: number;
+  /** Most tokens cached (default 10,000), least recently used evicted first. */
+  max?: number;
+  /** A review not answered within this is a 503 (default 5 s). */
+  timeoutMs?: number;
+}
+
+/** Checks bearer tokens. */
+export interface TokenReviewer {
+  /**
+   * The user `token` authenticates as. Throws `UnauthenticatedError` (401) when the
+   * apiserver refuses it, `TokenReviewUnavailableError` (503) when it cannot say.
+   * A bound function: pass `reviewer.authenticate` around as it is.
+   */
+  readonly authenticate: (token: string) => Promise<AuthenticatedUser>;
+  /** Reviews held in the cache (positive and negative; an expired one until it is next looked up). */
+  readonly size: number;
+}
+
+/** Defaults of TokenReviewerOptions. */
+export const TOKEN_REVIEW_DEFAULTS = {
+  ttlMs: 60_000,
+  negativeTtlMs: 5_000,
+  max: 10_000,
+  timeoutMs: 5_000,
+} as const;
+
+/** The request carries no usable bearer token, or the apiserver refused it: answer 401. */
+export class UnauthenticatedError extends AppError {
+  /** Why, for logs only (TokenReview's `status.error`): clients get the generic message. */
+  readonly detail: string | undefined;
+  constructor(code: 'missing_token' | 'malformed_token' | 'invalid_token', message: string, detail?: string) {
+    super(code, message, { status: 401 });
+    this.detail = detail;
+  }
+}
+
+/** TokenReview failed or timed out, so the token could not be checked: answer 503 (retry). */
+export class TokenReviewUnavailableError extends AppError {
+  constructor(cause: unknown) {
+    super('token_review_unavailable', 'token review is unavailable; retry later', { status: 503, cause });
+  }
+}
+
+/** A review's outcome as cached. */
+type Verdict = { ok: true; user: AuthenticatedUser } | { ok: false; detail: string };
+
+/** Builds a reviewer; the cache lives as long as it does. */
+export function createTokenReviewer(options: TokenReviewerOptions): TokenReviewer {
+  const { review, audiences, clock } = options;
+  const ttlMs = positive(options.ttlMs ?? TOKEN_REVIEW_DEFAULTS.ttlMs, 'ttlMs');
+  const negativeTtlMs = positive(
+    options.negativeTtlMs ?? TOKEN_REVIEW_DEFAULTS.negativeTtlMs,
+    'negativeTtlMs',
+  );
+  const timeoutMs = positive(options.timeoutMs ?? TOKEN_REVIEW_DEFAULTS.timeoutMs, 'timeoutMs');
+  const cache = new TtlLruCache<Verdict>(positive(options.max ?? TOKEN_REVIEW_DEFAULTS.max, 'max'), clock);
+  const inFlight = new Map<string, Promise<Verdict>>();
+
+  const fetchVerdict = async (token: string): Promise<Verdict> => {
+    const controller = new AbortController();
+    const cancel = clock.schedule(timeoutMs, () =>
+      controller.abort(new Error(`TokenReview did not answer within ${timeoutMs} ms`)),
+    );
+    let status: TokenReviewStatus;
+    try {
+      status = await review(token, audiences, controller.signal);
+    } catch (error) {
+      throw new TokenReviewUnavailableError(K8sApiError.from(error) ?? error);
+    } finally {
+      cancel();
+    }
+    return verdictOf(status, audiences);
+  };
+
+  const verdictFor = (token: string): Promise<Verdict> => {
+    const key = createHash('sha256').update(token).digest('base64url');
+    const cached = cache.get(key);
+    if (cached) return Promise.resolve(cached);
+    let pending = inFlight.get(key);
+    if (!pending) {
+      pending = fetchVerdict(token)
+        .then((verdict) => {
+          const ttl = verdict.ok ? Math.min(ttlMs, msUntilExpiry(token, clock.now())) : negativeTtlMs;
+          if (ttl >= 1) cache.set(key, verdict, ttl);
+          return verdict;
+        })
+        .finally(() => inFlight.delete(key));
+      inFlight.set(key, pending);
+    }
+    return pending;
+  };
+
+  return {
+    authenticate: async (token) => {
+      const verdict = await verdictFor(token);
+      if (!verdict.ok) {
+        throw new UnauthenticatedError('invalid_token', 'the bearer token was not accepted', verdict.detail);
+      }
+      return verdict.user;
+    },
+    get size() {
+      return cache.size;
+    },
+  };
+}
+
+/** Longest Authorization header read; ServiceAccount tokens are about 1 KiB. */
+const MAX_AUTHORIZATION_LENGTH = 16 * 1024;
+/** RFC 6750 §2.1: `Bearer` 1*SP b64token. */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/**
+ * The token of an `Authorization: Bearer <token>` header. Throws `UnauthenticatedError`
+ * (one line, without the header's text) when the header is missing or not a bearer token.
+ */
+export function bearerToken(authorization: string | undefined): string {
+  if (authorization === undefined || authorization.trim() === '') {
+    throw new UnauthenticatedError('missing_token', 'missing Authorization: Bearer <token> header');
+  }
+  if (authorization.length > MAX_AUTHORIZATION_LENGTH) {
+    throw new UnauthenticatedError(
+      'malformed_token',
+      `Authorization header longer than ${MAX_AUTHORIZATION_LENGTH} characters`,
+    );
+  }
+  const token = BEARER.exec(authorization)?.[1];
+  if (!token) {
+    throw new UnauthenticatedError('malformed_token', 'Authorization header: expected "Bearer <token>"');
+  }
+  return token;
+}
+
+/** What a TokenReview status means, with the requested audiences checked. */
+function verdictOf(status: TokenReviewStatus, audiences: readonly string[] | undefined): Verdict {
+  if (status.authenticated !== true) return { ok: false, detail: status.error || 'not authenticated' };
+  const username = status.user?.username;
+  if (!username) return { ok: false, detail: 'authenticated without a username' };
+  const granted = status.audiences ?? [];
+  if (audiences && !audiences.some((audience) => granted.includes(audience))) {
+    return { ok: false, detail: `token is not valid for audiences ${audiences.join(', ')}` };
+  }
+  const user = status.user ?? {};
+  const extra = Object.entries(user.extra ?? {}).map(([key, values]) => [key, Object.freeze([...values])]);
+  // Frozen: one cached user is handed to every request that presents the token.
+  return {
+    ok: true,
+    user: Object.freeze({
+      username,
+      uid: user.uid ?? '',
+      groups: Object.freeze([...(user.groups ?? [])]),
+      extra: Object.freeze(Object.fromEntries(extra)),
+      audiences: Object.freeze(audiences ? granted.filter((audience) => audiences.includes(audience)) : []),
+    }),
+  };
+}
+
+/**
+ * Milliseconds the token has left by its JWT `exp` (it is invalid from `exp` on); Infinity
+ * for a token that is not a JWT or has no `exp`.
+ */
+function msUntilExpiry(token: string, now: number): number {
+  let exp: unknown;
+  try {
+    exp = decodeJwt(token).exp;
+  } catch {
+    return Infinity;
+  }
+  return typeof exp === 'number' && Number.isFinite(exp) ? Math.floor(exp * 1000 - now) : Infinity;
+}
+
+/**
+ * A map of at most `max` entries, each fresh until its own ttl has passed on the clock's
+ * monotonic time; the least recently used goes first when full. (Kept here rather than taken
+ * from lru-cache, which is not a dependency of this package: the hoisted copy is babel's v5.)
+ */
+class TtlLruCache<V> {
+  /** Insertion order is recency order: a hit moves its entry to the end. */
+  readonly #entries = new Map<string, { value: V; expiresAt: number }>();
+  readonly #max: number;
+  readonly #clock: Clock;
+
+  constructor(max: number, clock: Clock) {
+    this.#max = max;
+    this.#clock = clock;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The value while fresh (and marks it most recently used); a stale one is dropped. */
+  get(key: string): V | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    this.#entries.delete(key);
+    if (this.#clock.monotonic() >= entry.expiresAt) return undefined;
+    this.#entries.set(key, entry);
+    return entry.value;
+  }
+
+  set(key: string, value: V, ttlMs: number): void {
+    this.#entries.delete(key);
+    this.#entries.set(key, { value, expiresAt: this.#clock.monotonic() + ttlMs });
+    for (const oldest of this.#entries.keys()) {
+      if (this.#entries.size <= this.#max) break;
+      this.#entries.delete(oldest);
+    }
+  }
+}
+
+function positive(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new RangeError(`token review ${name}: expected a positive integer, got ${value}`);
+  }
+  return value;
+}

@@ -1,0 +1,527 @@
+/**
+ * The monitoring of npu-fault works before anyone installs it: k8s/monitoring/ renders, its
+ * alert rules pass `promtool check rules` and the promtool unit tests in
+ * k8s/monitoring/tests/ (which are shown to fail when an alert never or always fires), every
+ * rule and dashboard query is valid PromQL naming only metrics the components export, the
+ * scrape reaches the controller's metrics port, and a real controller exposition passes
+ * `promtool check metrics`.
+ *
+ * promtool is found or built (once, minutes on a cold machine) by hack/build-promtool.sh.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type * as k8s from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
+import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { parse, parseAllDocuments, stringify } from 'yaml';
+import { createLeaderElector } from '../controller/leader-election/index.js';
+import { FakeLeaseClient } from '../controller/leader-election/testing.js';
+import { FakeClock, createLogger, createRegistry, type Registry } from '../platform/index.js';
+import { binDir } from './setup/cluster.js';
+import { PROMTOOL_BUILD_TIMEOUT_MS, checkMetrics, promtool, runPromtool } from './setup/promtool.js';
+
+const run = promisify(execFile);
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const monitoringDir = join(repoRoot, 'k8s/monitoring');
+const testsDir = join(monitoringDir, 'tests');
+
+/**
+ * The metrics the plan gives each component (controller and agent), beyond what their
+ * registries export today: the rules and the dashboard may name these and nothing else.
+ */
+const PLANNED_METRICS: Record<string, 'gauge' | 'counter' | 'histogram'> = {
+  npu_fault_controller_devices: 'gauge',
+  npu_fault_controller_node_devices: 'gauge',
+  npu_fault_controller_transitions_total: 'counter',
+  npu_fault_controller_publish_latency_seconds: 'histogram',
+  npu_fault_controller_stale_agents: 'gauge',
+  npu_fault_controller_unobserved_nodes: 'gauge',
+  npu_fault_controller_node_condition_writes_total: 'counter',
+  npu_fault_controller_events_total: 'counter',
+  npu_fault_controller_writes_total: 'counter',
+  npu_fault_controller_write_bytes_total: 'counter',
+  npu_fault_controller_write_duration_seconds: 'histogram',
+  npu_fault_controller_publish_deferred_total: 'counter',
+  npu_fault_controller_publish_conflicts_total: 'counter',
+  npu_fault_controller_document_bytes: 'gauge',
+  npu_fault_controller_document_omitted_nodes: 'gauge',
+  npu_fault_controller_last_publish_timestamp_seconds: 'gauge',
+  npu_fault_controller_observations_total: 'counter',
+  npu_fault_controller_observation_requests_total: 'counter',
+  npu_fault_controller_observation_request_duration_seconds: 'histogram',
+  npu_fault_controller_watch_restarts_total: 'counter',
+  npu_fault_controller_watch_events_total: 'counter',
+  npu_fault_controller_rules_reloads_total: 'counter',
+  npu_fault_agent_device_temperature_celsius: 'gauge',
+  npu_fault_agent_device_ecc_errors_total: 'counter',
+};
+
+/**
+ * prom-client's own default gauges whose names end in `_total` (counts of live handles,
+ * requests and resources): promtool's naming lint flags them, and they are not ours to rename.
+ */
+const PROM_CLIENT_TOTAL_GAUGES = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
+
+/** PromQL functions, aggregations and keywords the queries may use. */
+const PROMQL_FUNCTIONS = new Set(
+  'absent avg count histogram_quantile increase irate max min rate sort_desc sum time timestamp vector'.split(
+    ' ',
+  ),
+);
+const PROMQL_KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan']);
+
+/** A PrometheusRule's rule, as the operator's CRD spells it. */
+interface Rule {
+  alert?: string;
+  record?: string;
+  expr: string;
+  for?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+interface RuleSpec {
+  groups: { name: string; rules: Rule[] }[];
+}
+
+/** A Grafana panel or target, as far as these checks read it. */
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  datasource?: { type?: string; uid?: string };
+  gridPos: { h: number; w: number; x: number; y: number };
+  targets?: { refId: string; expr: string; datasource?: { type?: string; uid?: string } }[];
+  panels?: Panel[];
+}
+interface Dashboard {
+  uid: string;
+  title: string;
+  schemaVersion: number;
+  panels: Panel[];
+  templating: { list: { name: string; type: string; query: unknown; datasource?: { uid?: string } }[] };
+}
+
+async function kustomize(dir: string): Promise<k8s.KubernetesObject[]> {
+  const { stdout } = await run(join(binDir(), 'kubectl'), ['kustomize', dir], {
+    maxBuffer: 32 * 1024 * 1024,
+  });
+  return parseAllDocuments(stdout).map((d) => d.toJS() as k8s.KubernetesObject);
+}
+
+function only<T extends k8s.KubernetesObject>(objects: k8s.KubernetesObject[], kind: string): T {
+  const found = objects.filter((o) => o.kind === kind);
+  if (found.length !== 1) throw new Error(`expected one ${kind}, rendered ${found.length}`);
+  return found[0] as T;
+}
+
+function alerts(spec: RuleSpec): Rule[] {
+  return spec.groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
+}
+
+/**
+ * The metric names a PromQL expression selects: what is left once strings, label matchers,
+ * ranges, grouping clauses, functions, keywords and numbers are taken out. Throws on a
+ * function outside PROMQL_FUNCTIONS (a typo would otherwise read as a metric).
+ */
+function metricNames(expr: string): string[] {
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ')
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
+  const names: string[] = [];
+  for (const match of bare.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*(\s*\()?/g)) {
+    const identifier = match[0].replace(/\s*\($/, '');
+    if (PROMQL_KEYWORDS.has(identifier.toLowerCase())) continue;
+    if (match[1] !== undefined) {
+      if (!PROMQL_FUNCTIONS.has(identifier))
+        throw new Error(`unknown PromQL function ${identifier} in: ${expr}`);
+    } else {
+      names.push(identifier);
+    }
+  }
+  return names;
+}
+
+/** Every series name a metric of `type` exposes. */
+function seriesNames(name: string, type: string): string[] {
+  return type === 'histogram' || type === 'summary'
+    ? [name, `${name}_bucket`, `${name}_sum`, `${name}_count`]
+    : [name];
+}
+
+/** A controller registry as it is today: default process metrics and the leader election's. */
+async function controllerExposition(): Promise<Registry> {
+  const clock = new FakeClock();
+  const registry = createRegistry('controller');
+  const elector = createLeaderElector(
+    {
+      client: new FakeLeaseClient(clock),
+      clock,
+      log: createLogger({ level: 'silent' }),
+      registry,
+      random: () => 0,
+    },
+    { identity: 'npu-fault-controller-0' },
+  );
+  const stop = new AbortController();
+  const running = elector.start(stop.signal);
+  await clock.advance(3 * 2_000); // acquire, then three renewals: every series has a value
+  expect(elector.isLeader()).toBe(true);
+  stop.abort(new Error('exposition taken'));
+  await running;
+  return registry;
+}
+
+/** Allowed series names: the plan's metrics and whatever the controller registry exports now. */
+async function knownSeries(): Promise<Set<string>> {
+  const registry = await controllerExposition();
+  const known = new Set<string>();
+  for (const [name, type] of Object.entries(PLANNED_METRICS))
+    for (const series of seriesNames(name, type)) known.add(series);
+  for (const metric of await registry.getMetricsAsJSON())
+    for (const series of seriesNames(metric.name, String(metric.type))) known.add(series);
+  return known;
+}
+
+/** Whether a non-empty equality selector matches `labels`. */
+function selects(
+  selector: Record<string, string> | undefined,
+  labels: Record<string, string> | undefined,
+): boolean {
+  const wanted = Object.entries(selector ?? {});
+  return wanted.length > 0 && wanted.every(([key, value]) => labels?.[key] === value);
+}
+
+/** GitHub's anchor of a Markdown heading. */
+function anchor(heading: string): string {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9 _-]/g, '')
+    .replace(/ /g, '-');
+}
+
+let workDir: string;
+let monitoring: k8s.KubernetesObject[];
+let ruleSpec: RuleSpec;
+let dashboard: Dashboard;
+let known: Set<string>;
+
+beforeAll(async () => {
+  // Found or built here (a cold build takes minutes), so a missing promtool fails the tests
+  // below with the script's one-line error instead of skipping them.
+  await promtool();
+  workDir = await mkdtemp(join(tmpdir(), 'npu-fault-monitoring-'));
+  monitoring = await kustomize(monitoringDir);
+  ruleSpec = (only(monitoring, 'PrometheusRule') as k8s.KubernetesObject & { spec: RuleSpec }).spec;
+  dashboard = JSON.parse(await readFile(join(monitoringDir, 'grafana-dashboard.json'), 'utf8')) as Dashboard;
+  known = await knownSeries();
+}, PROMTOOL_BUILD_TIMEOUT_MS);
+
+afterAll(async () => {
+  if (workDir) await rm(workDir, { recursive: true, force: true });
+});
+
+/** Writes `spec` as rules.yaml and copies the unit tests beside it; returns their paths. */
+async function stageUnitTests(dir: string, spec: RuleSpec): Promise<string[]> {
+  await writeFile(join(dir, 'rules.yaml'), stringify(spec));
+  const files = (await readdir(testsDir)).filter((f) => f.endsWith('.test.yaml')).sort();
+  for (const file of files) await copyFile(join(testsDir, file), join(dir, file));
+  return files.map((f) => join(dir, f));
+}
+
+/** `spec` with every alert's expression replaced by `expr`. */
+function withEveryAlertExpr(spec: RuleSpec, expr: string): RuleSpec {
+  return {
+    groups: spec.groups.map((g) => ({
+      ...g,
+      rules: g.rules.map((r) => (r.alert === undefined ? r : { ...r, expr })),
+    })),
+  };
+}
+
+describe('k8s/monitoring: alert rules', () => {
+  it('renders a PrometheusRule, a ServiceMonitor and the dashboard ConfigMap, in ai-infra and part of npu-fault', () => {
+    expect(monitoring.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'PrometheusRule', 'ServiceMonitor']);
+    for (const object of monitoring) {
+      expect(object.metadata?.namespace).toBe('ai-infra');
+      expect(object.metadata?.labels?.['app.kubernetes.io/part-of']).toBe('npu-fault');
+    }
+  });
+
+  it('pass promtool check rules', async () => {
+    await writeFile(join(workDir, 'rules.yaml'), stringify(ruleSpec));
+    const result = await runPromtool(['check', 'rules', join(workDir, 'rules.yaml')]);
+    const ruleCount = ruleSpec.groups.flatMap((g) => g.rules).length;
+    expect({ code: result.code, out: result.stdout + result.stderr }).toEqual({
+      code: 0,
+      out: expect.stringContaining(`SUCCESS: ${ruleCount} rules found`),
+    });
+  });
+
+  it('give every alert a severity, a summary, a description and a runbook section that exists', async () => {
+    const runbook = await readFile(join(repoRoot, 'docs/runbook.md'), 'utf8');
+    const anchors = new Set([...runbook.matchAll(/^#+ (.+)$/gm)].map((m) => anchor(m[1] ?? '')));
+    const base = 'https://github.com/npu-fault/npu-fault/blob/main/docs/runbook.md#';
+    const rules = alerts(ruleSpec);
+    expect(rules.length).toBeGreaterThan(0);
+    for (const rule of rules) {
+      expect({ alert: rule.alert, severity: rule.labels?.severity }).toEqual({
+        alert: rule.alert,
+        severity: expect.stringMatching(/^(critical|warning)$/),
+      });
+      expect(rule.annotations?.summary).toEqual(expect.any(String));
+      expect(rule.annotations?.description).toEqual(expect.any(String));
+      const url = rule.annotations?.runbook_url ?? '';
+      expect(url.startsWith(base)).toBe(true);
+      expect({ alert: rule.alert, section: anchors.has(url.slice(base.length)) }).toEqual({
+        alert: rule.alert,
+        section: true,
+      });
+    }
+  });
+
+  it('name only metrics the components export', () => {
+    const unknown = ruleSpec.groups
+      .flatMap((g) => g.rules)
+      .flatMap((r) => metricNames(r.expr).map((metric) => ({ rule: r.alert ?? r.record, metric })))
+      .filter(({ metric }) => !known.has(metric));
+    expect(unknown).toEqual([]);
+  });
+
+  it('pass their promtool unit tests, which cover every alert', async () => {
+    const dir = await mkdtemp(join(workDir, 'unit-'));
+    const files = await stageUnitTests(dir, ruleSpec);
+    const tested = new Set<string>();
+    for (const file of files) {
+      const unit = parse(await readFile(file, 'utf8')) as {
+        tests: { alert_rule_test?: { alertname: string }[] }[];
+      };
+      for (const test of unit.tests)
+        for (const case_ of test.alert_rule_test ?? []) tested.add(case_.alertname);
+    }
+    expect(
+      alerts(ruleSpec)
+        .map((r) => r.alert)
+        .filter((name) => !tested.has(name ?? '')),
+    ).toEqual([]);
+
+    const result = await runPromtool(['test', 'rules', ...files]);
+    expect({ code: result.code, out: result.stdout + result.stderr }).toEqual({
+      code: 0,
+      out: expect.any(String),
+    });
+  });
+
+  it.each([
+    ['never fires', 'vector(0) > 1'],
+    ['always fires', 'vector(1)'],
+  ])('unit tests fail for every alert that %s (the tests have teeth)', async (_case, expr) => {
+    const dir = await mkdtemp(join(workDir, 'teeth-'));
+    const files = await stageUnitTests(dir, withEveryAlertExpr(ruleSpec, expr));
+    const result = await runPromtool(['test', 'rules', ...files]);
+    expect(result.code).not.toBe(0);
+    const failed = new Set(
+      [...(result.stdout + result.stderr).matchAll(/alertname: (\w+)/g)].map((m) => m[1]),
+    );
+    expect(
+      alerts(ruleSpec)
+        .map((r) => r.alert)
+        .filter((name) => !failed.has(name)),
+    ).toEqual([]);
+  });
+});
+
+describe('k8s/monitoring: the scrape', () => {
+  it("reaches the controller pods' metrics port, where the probes are", async () => {
+    const main = await kustomize(join(repoRoot, 'k8s'));
+    const monitor = only<
+      k8s.KubernetesObject & { spec: { selector: k8s.V1LabelSelector; endpoints: { port: string }[] } }
+    >(monitoring, 'ServiceMonitor');
+    const service = main.find(
+      (o) => o.kind === 'Service' && o.metadata?.name === 'npu-fault-controller',
+    ) as k8s.V1Service;
+    const deployment = only<k8s.V1Deployment>(main, 'Deployment');
+    const pdb = only<k8s.V1PodDisruptionBudget>(main, 'PodDisruptionBudget');
+    const podLabels = deployment.spec?.template.metadata?.labels ?? {};
+    const container = deployment.spec?.template.spec?.containers[0];
+
+    expect(selects(monitor.spec.selector.matchLabels, service.metadata?.labels)).toBe(true);
+    expect(service.spec?.ports?.map((p) => p.name)).toEqual(
+      expect.arrayContaining(monitor.spec.endpoints.map((e) => e.port)),
+    );
+    expect(selects(service.spec?.selector, podLabels)).toBe(true);
+    expect(selects(pdb.spec?.selector?.matchLabels, podLabels)).toBe(true);
+    const containerPorts = container?.ports?.map((p) => p.name) ?? [];
+    expect(containerPorts).toEqual(
+      expect.arrayContaining(service.spec?.ports?.map((p) => String(p.targetPort)) ?? []),
+    );
+    for (const probe of [container?.livenessProbe, container?.readinessProbe, container?.startupProbe])
+      expect(probe?.httpGet?.port).toBe('metrics');
+    // The ingest functions tell the leader by the EndpointSlice's targetRef (the pod name).
+    expect(container?.env?.find((e) => e.name === 'NPU_FAULT_IDENTITY')?.valueFrom?.fieldRef?.fieldPath).toBe(
+      'metadata.name',
+    );
+    expect(service.spec?.clusterIP).toBe('None');
+  });
+
+  it('lets kustomize override the controller image', async () => {
+    const overlay = await mkdtemp(join(workDir, 'overlay-'));
+    const kustomization = {
+      resources: [relative(overlay, join(repoRoot, 'k8s'))],
+      images: [
+        { name: 'ghcr.io/npu-fault/npu-fault', newName: 'registry.example.com/npu-fault', newTag: '9.9.9' },
+      ],
+    };
+    await writeFile(join(overlay, 'kustomization.yaml'), stringify(kustomization));
+    const deployment = only<k8s.V1Deployment>(await kustomize(overlay), 'Deployment');
+    expect(deployment.spec?.template.spec?.containers.map((c) => c.image)).toEqual([
+      'registry.example.com/npu-fault:9.9.9',
+    ]);
+  });
+});
+
+describe('k8s/monitoring: the Grafana dashboard', () => {
+  const allPanels = (): Panel[] => dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]);
+  const queryPanels = (): Panel[] => allPanels().filter((p) => p.type !== 'row');
+
+  it('is the ConfigMap the kustomization generates, labelled for the Grafana sidecar', async () => {
+    const configMap = only<k8s.V1ConfigMap>(monitoring, 'ConfigMap');
+    expect(configMap.metadata?.labels?.grafana_dashboard).toBe('1');
+    expect(configMap.data?.['npu-fault-controller.json']).toBe(
+      await readFile(join(monitoringDir, 'grafana-dashboard.json'), 'utf8'),
+    );
+    expect(dashboard).toMatchObject({ uid: 'npu-fault-controller', schemaVersion: 39 });
+  });
+
+  it('asks for a Prometheus data source and uses it in every panel and query', () => {
+    const variable = dashboard.templating.list.find((v) => v.type === 'datasource');
+    expect(variable).toMatchObject({ name: 'datasource', query: 'prometheus' });
+    const wrong = queryPanels().flatMap((panel) =>
+      [panel.datasource, ...(panel.targets ?? []).map((t) => t.datasource)]
+        .filter((ds) => ds?.type !== 'prometheus' || ds.uid !== '${datasource}')
+        .map(() => panel.title),
+    );
+    expect(wrong).toEqual([]);
+    for (const v of dashboard.templating.list.filter((v) => v.type === 'query'))
+      expect(v.datasource?.uid).toBe('${datasource}');
+  });
+
+  it('has unique panel ids, panels side by side on the 24-column grid, and a query in every non-row panel', () => {
+    const ids = allPanels().map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const overlapping: string[] = [];
+    allPanels().forEach((a, i) => {
+      expect(a.gridPos.x + a.gridPos.w).toBeLessThanOrEqual(24);
+      expect(a.gridPos.h).toBeGreaterThan(0);
+      for (const b of allPanels().slice(i + 1)) {
+        const apart =
+          a.gridPos.x + a.gridPos.w <= b.gridPos.x ||
+          b.gridPos.x + b.gridPos.w <= a.gridPos.x ||
+          a.gridPos.y + a.gridPos.h <= b.gridPos.y ||
+          b.gridPos.y + b.gridPos.h <= a.gridPos.y;
+        if (!apart) overlapping.push(`${a.title} / ${b.title}`);
+      }
+    });
+    expect(overlapping).toEqual([]);
+    expect(
+      queryPanels()
+        .filter((p) => (p.targets ?? []).length === 0)
+        .map((p) => p.title),
+    ).toEqual([]);
+  });
+
+  it('shows what the plan asks for', () => {
+    const exprs = queryPanels().flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+    const named = new Set(exprs.flatMap(metricNames));
+    for (const metric of [
+      'npu_fault_controller_devices',
+      'npu_fault_controller_node_devices',
+      'npu_fault_controller_transitions_total',
+      'npu_fault_controller_publish_latency_seconds_bucket',
+      'npu_fault_controller_writes_total',
+      'npu_fault_controller_write_bytes_total',
+      'npu_fault_controller_publish_conflicts_total',
+      'npu_fault_controller_leader',
+      'npu_fault_controller_leader_term',
+      'npu_fault_controller_observations_total',
+      'npu_fault_controller_observation_requests_total',
+      'npu_fault_controller_stale_agents',
+      'npu_fault_controller_unobserved_nodes',
+      'npu_fault_controller_watch_restarts_total',
+      'npu_fault_controller_rules_reloads_total',
+    ])
+      expect({ metric, shown: named.has(metric) }).toEqual({ metric, shown: true });
+  });
+
+  it("queries name only metrics the components export, each selected in the dashboard's namespace", () => {
+    const problems: string[] = [];
+    for (const panel of queryPanels())
+      for (const target of panel.targets ?? []) {
+        for (const name of metricNames(target.expr))
+          if (!known.has(name)) problems.push(`${panel.title}: unknown metric ${name}`);
+        for (const selector of target.expr.matchAll(/\b(npu_fault_[a-z0-9_]+)(\{[^}]*\})?/g))
+          if (!(selector[2] ?? '').includes('namespace="$namespace"'))
+            problems.push(`${panel.title}: ${selector[1]} not limited to $namespace`);
+      }
+    expect(problems).toEqual([]);
+  });
+
+  it('queries are valid PromQL (promtool check rules, with the variables filled in)', async () => {
+    const rules = queryPanels().flatMap((panel) =>
+      (panel.targets ?? []).map((target) => ({
+        record: `dashboard:panel_${panel.id}_${target.refId}`,
+        expr: target.expr.replaceAll('$__rate_interval', '1m').replaceAll('$namespace', 'ai-infra'),
+      })),
+    );
+    const file = join(workDir, 'dashboard-queries.yaml');
+    await writeFile(file, stringify({ groups: [{ name: 'dashboard', rules }] }));
+    const result = await runPromtool(['check', 'rules', file]);
+    expect({ code: result.code, out: result.stdout + result.stderr }).toEqual({
+      code: 0,
+      out: expect.stringContaining(`SUCCESS: ${rules.length} rules found`),
+    });
+  });
+});
+
+describe('promtool check metrics', () => {
+  it('finds nothing wrong in the controller exposition but prom-client’s own *_total gauges', async () => {
+    const exposition = await (await controllerExposition()).metrics();
+    // Every kind of series is there with a value: gauges, counters, a histogram with observations.
+    expect(exposition).toMatch(/^npu_fault_controller_leader_transitions_total\{to="leader"\} 1$/m);
+    expect(exposition).toMatch(/^npu_fault_controller_lease_renew_duration_seconds_count [1-9]/m);
+    const findings = await checkMetrics(exposition);
+    const ours = findings.filter(
+      (f) => !PROM_CLIENT_TOTAL_GAUGES.some((name) => f.metric === `npu_fault_controller_${name}`),
+    );
+    expect(ours).toEqual([]);
+  });
+
+  it('reports badly named metrics (the check has teeth)', async () => {
+    const bad = [
+      '# HELP npu_fault_controller_things Things counted.',
+      '# TYPE npu_fault_controller_things counter',
+      'npu_fault_controller_things 1',
+      '# HELP npu_fault_controller_depth_total A depth.',
+      '# TYPE npu_fault_controller_depth_total gauge',
+      'npu_fault_controller_depth_total 2',
+      '',
+    ].join('\n');
+    expect((await checkMetrics(bad)).map((f) => f.metric).sort()).toEqual([
+      'npu_fault_controller_depth_total',
+      'npu_fault_controller_things',
+    ]);
+  });
+
+  it('refuses text that is not an exposition at all', async () => {
+    await expect(checkMetrics('this is { not metrics\n')).rejects.toThrow(/promtool check metrics failed/);
+  });
+});

@@ -1,0 +1,77 @@
+/**
+ * The controller's shipped RBAC (k8s/controller/leader-election-rbac.yaml and rbac.yaml),
+ * applied into a test namespace so that a test acts as the controller's ServiceAccount with
+ * exactly those rules: `ai-infra` becomes the test namespace, and the cluster-scoped objects
+ * (ClusterRole, ClusterRoleBinding) get the namespace appended to their names so that test
+ * files running at once do not share them. Nothing else is changed: a rule the code needs
+ * and the manifest lacks fails the test with a 403.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import type { TestNamespace } from './cluster.js';
+
+/** The ServiceAccount the controller runs as (k8s/controller/serviceaccount.yaml). */
+export const CONTROLLER_SERVICE_ACCOUNT = 'npu-fault-controller';
+
+const RBAC_FILES = ['leader-election-rbac.yaml', 'rbac.yaml'];
+
+/** The controller's RBAC objects as shipped, rewritten for `namespace`. */
+export function controllerRbacObjects(namespace: string): k8s.KubernetesObject[] {
+  const objects: k8s.KubernetesObject[] = [];
+  for (const file of RBAC_FILES) {
+    const text = readFileSync(
+      fileURLToPath(new URL(`../../k8s/controller/${file}`, import.meta.url)),
+      'utf8',
+    );
+    for (const document of parseAllDocuments(text)) {
+      const object = document.toJS() as k8s.KubernetesObject & {
+        roleRef?: { kind: string; name: string };
+        subjects?: { kind: string; name: string; namespace?: string }[];
+      };
+      const clusterScoped = object.kind?.startsWith('Cluster') ?? false;
+      const metadata = { ...object.metadata };
+      if (clusterScoped) metadata.name = `${metadata.name}-${namespace}`;
+      else metadata.namespace = namespace;
+      object.metadata = metadata;
+      if (object.roleRef?.kind === 'ClusterRole') object.roleRef.name = `${object.roleRef.name}-${namespace}`;
+      for (const subject of object.subjects ?? []) {
+        if (subject.kind === 'ServiceAccount') subject.namespace = namespace;
+      }
+      objects.push(object);
+    }
+  }
+  return objects;
+}
+
+/** The controller's identity in a test namespace, under its shipped RBAC. */
+export interface ControllerAccess {
+  /** Acts as the controller's ServiceAccount (a fresh TokenRequest token). */
+  kubeConfig: k8s.KubeConfig;
+  /** Mints another KubeConfig for the same ServiceAccount (a second replica, say). */
+  another(): Promise<k8s.KubeConfig>;
+  /** Deletes the cluster-scoped objects (the namespaced ones go with the namespace). */
+  dispose(): Promise<void>;
+}
+
+/**
+ * Applies the controller's shipped RBAC into `ns` and returns a KubeConfig acting as its
+ * ServiceAccount there. Call `dispose` in afterAll.
+ */
+export async function controllerAccess(ns: TestNamespace): Promise<ControllerAccess> {
+  const objects = k8s.KubernetesObjectApi.makeApiClient(ns.admin);
+  const created = controllerRbacObjects(ns.name);
+  for (const object of created) await objects.create(object);
+  const another = (): Promise<k8s.KubeConfig> => ns.serviceAccountKubeConfig(CONTROLLER_SERVICE_ACCOUNT);
+  return {
+    kubeConfig: await another(),
+    another,
+    async dispose() {
+      for (const object of created) {
+        if (!object.kind?.startsWith('Cluster')) continue;
+        await objects.delete(object).catch(() => undefined);
+      }
+    },
+  };
+}
