@@ -126,6 +126,18 @@ function bucketsOf(text: string, name: string, kind: string): { le: number; coun
   return buckets;
 }
 
+/** p50/p95/p99 (ms) and count of the publish-latency histogram of one kind, between two scrapes. */
+function latencySummary(
+  text: string,
+  baseline: string,
+  kind: 'failed' | 'other',
+): { p50: number; p95: number; p99: number; count: number } {
+  const name = 'npu_fault_controller_publish_latency_seconds';
+  const ms = (q: number): number => Math.round(histogramQuantile(text, name, kind, q, baseline) * 1000);
+  const count = (from: string): number => sample(from, `${name}_count`, `{kind="${kind}"}`);
+  return { p50: ms(0.5), p95: ms(0.95), p99: ms(0.99), count: count(text) - (count(baseline) || 0) };
+}
+
 function percentile(values: number[], q: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -378,78 +390,8 @@ async function main(): Promise<void> {
         ),
       },
       latencyFromControllerHistogramMs: {
-        failed: {
-          p50: Math.round(
-            histogramQuantile(
-              text,
-              'npu_fault_controller_publish_latency_seconds',
-              'failed',
-              0.5,
-              before?.text,
-            ) * 1000,
-          ),
-          p95: Math.round(
-            histogramQuantile(
-              text,
-              'npu_fault_controller_publish_latency_seconds',
-              'failed',
-              0.95,
-              before?.text,
-            ) * 1000,
-          ),
-          p99: Math.round(
-            histogramQuantile(
-              text,
-              'npu_fault_controller_publish_latency_seconds',
-              'failed',
-              0.99,
-              before?.text,
-            ) * 1000,
-          ),
-          count:
-            sample(text, 'npu_fault_controller_publish_latency_seconds_count', '{kind="failed"}') -
-            sample(
-              before?.text ?? '',
-              'npu_fault_controller_publish_latency_seconds_count',
-              '{kind="failed"}',
-            ),
-        },
-        other: {
-          p50: Math.round(
-            histogramQuantile(
-              text,
-              'npu_fault_controller_publish_latency_seconds',
-              'other',
-              0.5,
-              before?.text,
-            ) * 1000,
-          ),
-          p95: Math.round(
-            histogramQuantile(
-              text,
-              'npu_fault_controller_publish_latency_seconds',
-              'other',
-              0.95,
-              before?.text,
-            ) * 1000,
-          ),
-          p99: Math.round(
-            histogramQuantile(
-              text,
-              'npu_fault_controller_publish_latency_seconds',
-              'other',
-              0.99,
-              before?.text,
-            ) * 1000,
-          ),
-          count:
-            sample(text, 'npu_fault_controller_publish_latency_seconds_count', '{kind="other"}') -
-            sample(
-              before?.text ?? '',
-              'npu_fault_controller_publish_latency_seconds_count',
-              '{kind="other"}',
-            ),
-        },
+        failed: latencySummary(text, before?.text ?? '', 'failed'),
+        other: latencySummary(text, before?.text ?? '', 'other'),
       },
       latencySeenByWatcherMs: {
         faults: latencies.length,

@@ -74,6 +74,12 @@ describe('NodeSync', () => {
     sync.onChange({ name: 'a', previous: node('a', { clear: 'npu0' }), current: node('a') });
     expect(sync.appliedClear('a')).toBeUndefined();
     sync.onChange({ name: 'a', previous: node('a'), current: node('a', { clear: 'npu0,,x' }) });
+    // Reported once, not at every later update of the Node.
+    sync.onChange({
+      name: 'a',
+      previous: node('a', { clear: 'npu0,,x' }),
+      current: node('a', { clear: 'npu0,,x', ready: false }),
+    });
     expect(refused).toEqual([expect.stringMatching(/^a: npu-fault.io\/clear: /) as unknown as string]);
     expect(sync.appliedClear('a')).toBeUndefined();
   });

@@ -24,6 +24,8 @@ export class NodeSync {
   readonly #events: NodeSyncEvents;
   readonly #accelerators = new Set<string>();
   readonly #appliedClear = new Map<string, string>();
+  /** A clear value already refused, per node (reported once, not at every Node update). */
+  readonly #refusedClear = new Map<string, string>();
 
   constructor(host: EngineHost, log: Logger, events: NodeSyncEvents) {
     this.#host = host;
@@ -41,6 +43,7 @@ export class NodeSync {
         this.#log.info({ node: name }, current ? 'no longer an accelerator node' : 'node deleted');
       }
       this.#appliedClear.delete(name);
+      this.#refusedClear.delete(name);
       return;
     }
     if (!this.#accelerators.has(name)) {
@@ -69,14 +72,17 @@ export class NodeSync {
     const value = node.clear;
     if (value === undefined) {
       this.#appliedClear.delete(node.name);
+      this.#refusedClear.delete(node.name);
       return;
     }
-    if (this.#appliedClear.get(node.name) === value) return;
+    if (this.#appliedClear.get(node.name) === value || this.#refusedClear.get(node.name) === value) return;
     const request = parseClear(value);
     if ('error' in request) {
+      this.#refusedClear.set(node.name, value);
       this.#events.invalidClear(node.name, request.error);
       return;
     }
+    this.#refusedClear.delete(node.name);
     if (request.all) this.#host.clear(node.name, undefined);
     else for (const device of request.devices) this.#host.clear(node.name, device);
     this.#appliedClear.set(node.name, value);

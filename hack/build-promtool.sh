@@ -63,8 +63,9 @@ release=${PROMETHEUS_VERSION#v0.}
 release="$(( ${release%%.*} / 100 )).$(( 10#${release%%.*} % 100 )).${release#*.}"
 version_pkg=github.com/prometheus/common/version
 go build -trimpath -ldflags "-s -w -X $version_pkg.Version=$release -X $version_pkg.Revision=$PROMETHEUS_VERSION" \
-  -o "$PROMTOOL.tmp" github.com/prometheus/prometheus/cmd/promtool >&2
-mv "$PROMTOOL.tmp" "$PROMTOOL"
+  -o "$PROMTOOL.tmp.$$" github.com/prometheus/prometheus/cmd/promtool >&2
+# A per-process temporary name: two test workers building at once each rename atomically.
+mv "$PROMTOOL.tmp.$$" "$PROMTOOL"
 
 log "done in $(( $(date +%s) - start ))s -> $PROMTOOL"
 echo "$PROMTOOL"

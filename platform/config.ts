@@ -96,6 +96,23 @@ export function loadConfig<S extends z.ZodType>(
   throw new ConfigError([...new Set(errors)]);
 }
 
+/**
+ * Parses one section of a component's settings given in code (tests, a part built on its own):
+ * defaults filled in and checked; throws ConfigError with one `<section>.<field>: message`
+ * line per problem, as loadConfig names them.
+ */
+export function parseConfigSection<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  section: string,
+): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    result.error.issues.map((issue) => `${[section, ...issue.path.map(String)].join('.')}: ${issue.message}`),
+  );
+}
+
 /** parseArgs output → loadConfig flags (undefined values dropped). Take your own options out first. */
 export function configFlags(parsed: { values: ConfigFlags }): ConfigFlags {
   return Object.fromEntries(Object.entries(parsed.values).filter(([, value]) => value !== undefined));

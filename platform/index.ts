@@ -17,6 +17,7 @@ export {
   configFlags,
   describeConfig,
   loadConfig,
+  parseConfigSection,
   type ConfigField,
   type ConfigFile,
   type ConfigFlags,

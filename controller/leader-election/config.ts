@@ -4,7 +4,7 @@
  * `--lease-duration-seconds`, `NPU_FAULT_LEASE_RENEW_DEADLINE_SECONDS`, … like every setting.
  */
 import { z } from 'zod';
-import { ConfigError } from '../../platform/index.js';
+import { parseConfigSection } from '../../platform/index.js';
 
 /**
  * How much a candidate's retry period is stretched at random (client-go's JitterFactor): it
@@ -80,9 +80,5 @@ export type LeaderElectionConfig = z.output<typeof leaderElectionConfigSchema>;
 
 /** Fills defaults and checks; throws ConfigError with one `lease.<field>: message` line per problem. */
 export function parseLeaderElectionConfig(input: LeaderElectionConfigInput = {}): LeaderElectionConfig {
-  const result = leaderElectionConfigSchema.safeParse(input);
-  if (result.success) return result.data;
-  throw new ConfigError(
-    result.error.issues.map((issue) => `${['lease', ...issue.path.map(String)].join('.')}: ${issue.message}`),
-  );
+  return parseConfigSection(leaderElectionConfigSchema, input, 'lease');
 }

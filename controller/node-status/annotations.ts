@@ -12,7 +12,6 @@
  */
 import { z } from 'zod';
 import type { LatchedDevice } from '../../core/engine/index.js';
-
 import { CLEAR_ANNOTATION, LATCHED_ANNOTATION } from '../watch/index.js';
 
 export { CLEAR_ANNOTATION, LATCHED_ANNOTATION };

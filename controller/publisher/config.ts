@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { STATUS_CONFIGMAP_NAME } from '../../contracts/index.js';
-import { ConfigError } from '../../platform/index.js';
+import { parseConfigSection } from '../../platform/index.js';
 
 const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -96,18 +96,10 @@ export type MirrorsConfig = z.output<typeof mirrorsConfigSchema>;
 
 /** Fills defaults and checks; throws ConfigError with one `publish.<field>: message` line per problem. */
 export function parsePublisherConfig(input: PublisherConfigInput = {}): PublisherConfig {
-  return parseWith(publisherConfigSchema, input, 'publish');
+  return parseConfigSection(publisherConfigSchema, input, 'publish');
 }
 
 /** Fills defaults and checks; throws ConfigError with one `mirrors.<field>: message` line per problem. */
 export function parseMirrorsConfig(input: MirrorsConfigInput = {}): MirrorsConfig {
-  return parseWith(mirrorsConfigSchema, input, 'mirrors');
-}
-
-function parseWith<S extends z.ZodType>(schema: S, input: unknown, group: string): z.output<S> {
-  const result = schema.safeParse(input);
-  if (result.success) return result.data;
-  throw new ConfigError(
-    result.error.issues.map((issue) => `${[group, ...issue.path.map(String)].join('.')}: ${issue.message}`),
-  );
+  return parseConfigSection(mirrorsConfigSchema, input, 'mirrors');
 }

@@ -4,7 +4,7 @@
  * setting.
  */
 import { z } from 'zod';
-import { ConfigError } from '../../platform/index.js';
+import { parseConfigSection } from '../../platform/index.js';
 import { LabelSelectorError, parseLabelSelector } from './label-selector.js';
 
 /** The extended resources that make a node an accelerator node, unless configured otherwise. */
@@ -55,9 +55,5 @@ export type NodeWatchConfig = z.output<typeof nodeWatchConfigSchema>;
 
 /** Fills defaults and checks; throws ConfigError with one `nodes.<field>: message` line per problem. */
 export function parseNodeWatchConfig(input: NodeWatchConfigInput = {}): NodeWatchConfig {
-  const result = nodeWatchConfigSchema.safeParse(input);
-  if (result.success) return result.data;
-  throw new ConfigError(
-    result.error.issues.map((issue) => `${['nodes', ...issue.path.map(String)].join('.')}: ${issue.message}`),
-  );
+  return parseConfigSection(nodeWatchConfigSchema, input, 'nodes');
 }
