@@ -6,10 +6,15 @@
  * $KUBECONFIG / ~/.kube/config), the way controller-runtime managers run locally.
  */
 import * as k8s from '@kubernetes/client-node';
-import { createWriteStream, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { DEFAULT_RULES, type Rules } from '../contracts/index.js';
 import { parseRules, RulesError } from '../core/rules/index.js';
-import { controllerConfigSchema, createController, identityOf } from '../controller/index.js';
+import {
+  controllerConfigSchema,
+  createController,
+  createFileJournal,
+  identityOf,
+} from '../controller/index.js';
 import {
   createLogger,
   createRegistry,
@@ -61,9 +66,9 @@ export const controller: Subcommand = async (args: string[], io: CliIO): Promise
     io.stderr(`npu-fault controller: kubeconfig: ${describeError(error).split('\n')[0]}\n`);
     return EXIT_DATA;
   }
-  const journalStream =
+  const journal =
     config.recordObservations !== undefined
-      ? createWriteStream(config.recordObservations, { flags: 'a' })
+      ? createFileJournal(config.recordObservations, log, { maxBytes: config.recordObservationsMaxBytes })
       : undefined;
   const app = createController({
     config,
@@ -73,7 +78,7 @@ export const controller: Subcommand = async (args: string[], io: CliIO): Promise
     log,
     registry: createRegistry('controller'),
     fallbackRules,
-    ...(journalStream ? { journal: { append: (line: string) => journalStream.write(`${line}\n`) } } : {}),
+    ...(journal ? { journal } : {}),
   });
   log.info({ namespace: config.namespace, lease: config.lease }, 'starting');
   const result = await runAll(app.runnables, {
@@ -81,6 +86,9 @@ export const controller: Subcommand = async (args: string[], io: CliIO): Promise
     gracePeriodMs: config.shutdownGraceSeconds * 1000,
     log,
   });
-  if (journalStream) await new Promise<void>((resolve) => journalStream.end(resolve));
+  await journal?.close();
+  // Everything is stopped; a socket a library still holds must not keep the pod alive until
+  // it is killed: exit a moment after (the timer itself holds nothing).
+  setTimeout(() => process.exit(result.exitCode), 2000).unref();
   return result.exitCode;
 };

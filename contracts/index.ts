@@ -1,10 +1,12 @@
 /**
  * The contracts' only public door: the zod schemas (and their types) of everything that
  * crosses a boundary: the snapshot an agent sends (snapshot.ts), the normalised device the
- * engine consumes (device.ts), the published status document (published.ts) and the rules
- * file (rules.ts). JSON Schemas of the same, for other languages, are in json-schema/.
+ * engine consumes (device.ts), the published status document (published.ts), the rules
+ * file (rules.ts) and the observations API between the ingest function and the controllers
+ * (observations.ts). JSON Schemas of the same, for other languages, are in json-schema/.
  */
 export * from './device.js';
+export * from './observations.js';
 export * from './published.js';
 export * from './rules.js';
 export * from './snapshot.js';

@@ -134,19 +134,24 @@ export function createController(deps: ControllerDeps): Controller {
 
   const watchClients = createKubeWatchClients(kubeConfig, { namespace: config.namespace });
   const watchDeps = { clock, log: log.child({ part: 'watch' }), registry };
-  const nodeSync = new NodeSync(host, log.child({ part: 'nodes' }), {
-    dirty: (node) => session?.markDirty(node),
-    invalidClear: (node, message) => {
-      log.warn({ node, message }, 'clear annotation refused');
-      if (session?.leadership().leading)
-        events.record(
-          { apiVersion: 'v1', kind: 'Node', name: node, uid: node },
-          'Warning',
-          'ClearRefused',
-          message,
-        );
+  const nodeSync = new NodeSync(
+    host,
+    log.child({ part: 'nodes' }),
+    {
+      dirty: (node) => session?.markDirty(node),
+      invalidClear: (node, message) => {
+        log.warn({ node, message }, 'clear annotation refused');
+        if (session?.leadership().leading)
+          events.record(
+            { apiVersion: 'v1', kind: 'Node', name: node, uid: node },
+            'Warning',
+            'ClearRefused',
+            message,
+          );
+      },
     },
-  });
+    () => clock.now(),
+  );
   const nodes: NodeWatch = createNodeWatch(
     { ...watchDeps, client: watchClients.nodes },
     {
@@ -183,6 +188,8 @@ export function createController(deps: ControllerDeps): Controller {
       },
       onInvalid: (message) => {
         log.warn({ message }, 'rules edit refused; the rules in force stay');
+        // Every replica refuses it; only the leader says so on the ConfigMap.
+        if (!session?.leadership().leading) return;
         events.record(
           { apiVersion: 'v1', kind: 'ConfigMap', name: 'npu-fault-rules', namespace: config.namespace },
           'Warning',
@@ -213,6 +220,8 @@ export function createController(deps: ControllerDeps): Controller {
     events,
     mirrorNamespaces,
     elector,
+    pendingClears: () => nodeSync.pendingClears(),
+    clearedAt: (node: string) => nodeSync.clearedAt(node),
     nodeStatus: (leadership: () => import('./leader-election/index.js').Leadership) =>
       createNodeStatusWriter(
         {
@@ -232,6 +241,11 @@ export function createController(deps: ControllerDeps): Controller {
           },
           view: (name) => host.view(name),
           appliedClear: (name) => nodeSync.appliedClear(name),
+          clearPublished: (name) => {
+            const at = nodeSync.clearedAt(name);
+            const written = session?.lastRenderedAt();
+            return at !== undefined && written !== undefined && written > at;
+          },
           nodes: () => nodeSync.acceleratorNodes(),
         },
         { resyncMs: config.nodes.statusResyncSeconds * 1000 },
@@ -257,6 +271,7 @@ export function createController(deps: ControllerDeps): Controller {
           const seeds = await readSeeds(configMaps, config, nodes, log, signal);
           const changes = host.seed(seeds);
           seeded = true;
+          nodeSync.enableClears(nodes.values());
           seededResolve();
           log.info({ nodes: seeds.length, restored: changes.length }, 'seeded');
         } catch (error) {
@@ -300,7 +315,13 @@ export function createController(deps: ControllerDeps): Controller {
       log,
       registry,
     },
-    { allowedUsers: config.auth.allowedUsers },
+    {
+      // By default the ingest function's ServiceAccount in this controller's namespace.
+      allowedUsers:
+        config.auth.allowedUsers.length > 0
+          ? config.auth.allowedUsers
+          : [`system:serviceaccount:${config.namespace}:npu-fault-function`],
+    },
   );
 
   const ready = {
@@ -326,6 +347,20 @@ export function createController(deps: ControllerDeps): Controller {
     for (const [name, check] of Object.entries(ready)) server.addReadyCheck(name, check);
   }
 
+  // A replica contends for the Lease only once seeded: one that cannot publish yet must not
+  // hold it while a seeded standby waits.
+  const electAfterSeeding: Runnable = {
+    name: elector.name,
+    async start(signal) {
+      try {
+        await whenSeeded(signal);
+      } catch {
+        return;
+      }
+      await elector.start(signal);
+    },
+  };
+
   const runnables: Runnable[] = [
     metricsServer,
     observationsServer,
@@ -334,7 +369,7 @@ export function createController(deps: ControllerDeps): Controller {
     ...(mirrorWatch ? [mirrorWatch] : []),
     seeder,
     ticker,
-    elector,
+    electAfterSeeding,
     flushOnStop(events),
   ];
   return { runnables, host, elector, metricsServer, observationsServer };
@@ -374,13 +409,15 @@ async function readSeeds(
   return [...seeds.values()];
 }
 
-/** Waits for queued Events on the way out. */
-function flushOnStop(events: EventRecorder): Runnable {
+/** Waits for queued Events on the way out, at most `ms` (they are advice: never hold the exit). */
+function flushOnStop(events: EventRecorder, ms = 3000): Runnable {
   return {
     name: 'events',
     async start(signal) {
       await aborted(signal);
-      await events.flush();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([events.flush(), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+      clearTimeout(timer);
     },
   };
 }

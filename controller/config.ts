@@ -46,6 +46,12 @@ export const controllerConfigSchema = z.strictObject({
     .min(1)
     .optional()
     .describe('append every accepted snapshot to this file (JSON lines, replayable with `npu-fault replay`)'),
+  recordObservationsMaxBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(1024 ** 3)
+    .describe('stop recording observations past this many bytes'),
   tickMs: z
     .number()
     .int()
@@ -64,8 +70,10 @@ export const controllerConfigSchema = z.strictObject({
   auth: z.strictObject({
     allowedUsers: z
       .array(z.string().min(1))
-      .default(['system:serviceaccount:ai-infra:npu-fault-function'])
-      .describe('identities (TokenReview usernames) allowed to post observations'),
+      .default([])
+      .describe(
+        'identities (TokenReview usernames) allowed to post observations (default: the ServiceAccount npu-fault-function of --namespace)',
+      ),
     audiences: z
       .array(z.string().min(1))
       .default([])

@@ -5,3 +5,4 @@
 export { createController, type Controller, type ControllerDeps } from './app.js';
 export { controllerConfigSchema, identityOf, type ControllerConfig } from './config.js';
 export { EngineHost, type AcceptResult, type ObservationJournal } from './engine-host.js';
+export { createFileJournal, type FileJournal } from './journal.js';

@@ -49,7 +49,11 @@ export interface LeaderSessionDeps {
   events: EventRecorder;
   nodeStatus: (leadership: () => Leadership) => NodeStatusWriter;
   mirrorNamespaces: MirrorNamespaces | undefined;
-  elector: { identity: string; leadership(): Leadership };
+  elector: { identity: string; leadership(): Leadership; resign(reason: string): void };
+  /** Nodes whose applied clear annotation waits for a document written after it. */
+  pendingClears(): Iterable<string>;
+  /** When the clear on `node` was applied (clock ms), if one was. */
+  clearedAt(node: string): number | undefined;
 }
 
 /** Settings of a session. */
@@ -71,6 +75,7 @@ export class LeaderSession {
   #publisher: StatusPublisher | undefined;
   #nodeStatus: NodeStatusWriter | undefined;
   #lastDocument: PublishedDocument | undefined;
+  #lastRenderedAt: number | undefined;
 
   constructor(term: number, deps: LeaderSessionDeps, options: LeaderSessionOptions) {
     this.term = term;
@@ -88,6 +93,11 @@ export class LeaderSession {
   /** The document last written in this term. */
   lastDocument(): PublishedDocument | undefined {
     return this.#lastDocument;
+  }
+
+  /** When (clock ms) the last acknowledged document of this term was rendered. */
+  lastRenderedAt(): number | undefined {
+    return this.#lastRenderedAt;
   }
 
   /** Runs until `signal` aborts or the publisher steps down. */
@@ -113,6 +123,8 @@ export class LeaderSession {
             this.#steppedDown = true;
             log.warn({ term: this.term, reason }, 'stepped down: a newer leader published');
             this.#abort.abort(new Error(`stepped down: ${reason}`));
+            // Its lease may still renew (a recreated Lease): give it up, or nobody publishes.
+            this.#deps.elector.resign(`stepped down: ${reason}`);
           },
         },
         {
@@ -182,6 +194,9 @@ export class LeaderSession {
 
   #written(written: WrittenStatus, mirrors: { publish(source: WrittenStatus): void } | undefined): void {
     this.#lastDocument = written.document;
+    this.#lastRenderedAt = written.renderedAt;
+    // A clear applied before this render is now published: its annotation may go.
+    for (const node of this.#deps.pendingClears()) this.#nodeStatus?.markDirty(node);
     const carried: { seconds: number; failed: boolean }[] = [];
     const waiting: Pending[] = [];
     for (const p of this.#pending) {
@@ -226,7 +241,13 @@ export class LeaderSession {
       const document = documentOf(stored?.data);
       if (stored && !document) log.warn('the status ConfigMap holds no valid document: nothing to merge');
       if (!document) return;
-      const changes = host.seed(Object.values(document.nodes).map((entry) => ({ node: entry.node, entry })));
+      // An operator's clear applied after this document was written is newer evidence than
+      // the document: those nodes are not merged (their failures would come back).
+      const writtenAt = parseTimestamp(document.timestamp);
+      const entries = Object.values(document.nodes).filter(
+        (entry) => !((this.#deps.clearedAt(entry.node) ?? Number.NEGATIVE_INFINITY) >= writtenAt),
+      );
+      const changes = host.seed(entries.map((entry) => ({ node: entry.node, entry })));
       log.info(
         { term: this.term, from: document.publisher, adopted: changes.length },
         'merged the published document before publishing',

@@ -25,11 +25,14 @@ function setup() {
   const host = new EngineHost(createEngine(), new FakeClock(T0));
   const dirty: string[] = [];
   const refused: string[] = [];
-  const sync = new NodeSync(host, createLogger({ level: 'silent' }), {
-    dirty: (n) => dirty.push(n),
-    invalidClear: (n, message) => refused.push(`${n}: ${message}`),
-  });
-  return { host, sync, dirty, refused };
+  let now = T0;
+  const sync = new NodeSync(
+    host,
+    createLogger({ level: 'silent' }),
+    { dirty: (n) => dirty.push(n), invalidClear: (n, message) => refused.push(`${n}: ${message}`) },
+    () => now,
+  );
+  return { host, sync, dirty, refused, tick: (ms: number) => (now += ms) };
 }
 
 const doc = (host: EngineHost) => host.document({ identity: 'x', term: 1 });
@@ -52,7 +55,7 @@ describe('NodeSync', () => {
     expect(doc(host).nodes.a).toBeUndefined();
   });
 
-  it('removes a deleted node, or one that lost its accelerators, from the document', () => {
+  it('removes a deleted node from the document', () => {
     const { host, sync } = setup();
     sync.onChange({ name: 'a', previous: undefined, current: node('a') });
     host.accept([npuSnapshot({ node: 'a', seq: 1, t: 0 }, [{ npu: 0, link: 'down', power: 90 }])]);
@@ -62,8 +65,46 @@ describe('NodeSync', () => {
     expect(doc(host).node_count).toBe(0);
   });
 
+  it('keeps the failures of a node whose device plugin took its accelerators out of capacity', () => {
+    const { host, sync } = setup();
+    sync.onChange({ name: 'a', previous: undefined, current: node('a') });
+    host.accept([npuSnapshot({ node: 'a', seq: 1, t: 0 }, [{ npu: 0, link: 'down', power: 90 }])]);
+    sync.onChange({ name: 'a', previous: node('a'), current: node('a', { accelerator: false }) });
+    expect(doc(host).nodes.a?.npus[0]?.status).toBe('failed');
+  });
+
+  it('applies no clear before the engine is seeded, then the ones on the Nodes as they are', () => {
+    const { host, sync } = setup();
+    sync.onChange({ name: 'a', previous: undefined, current: node('a', { clear: 'all' }) });
+    expect(sync.appliedClear('a')).toBeUndefined();
+    host.seed([
+      {
+        node: 'a',
+        latched: [
+          {
+            key: '0000:C1:00.0',
+            id: 'npu0',
+            resource_id: 'Ascend910-0',
+            kind: 'npu',
+            model: '910B3',
+            reasons: ['ecc-uncorrectable'],
+            since: '2026-11-29T08:00:00.000Z',
+            ecc_errors: 1,
+            ecc_uncorrectable: 1,
+          },
+        ],
+      },
+    ]);
+    expect(host.view('a').latched).toHaveLength(1);
+    sync.enableClears([node('a', { clear: 'all' })]);
+    expect(host.view('a').latched).toEqual([]);
+    expect(sync.appliedClear('a')).toBe('all');
+    expect(sync.clearedAt('a')).toBe(T0);
+  });
+
   it('applies a clear annotation once, remembers it while it stays, and refuses a bad one', () => {
     const { host, sync, refused } = setup();
+    sync.enableClears([]);
     sync.onChange({ name: 'a', previous: undefined, current: node('a') });
     host.accept([npuSnapshot({ node: 'a', seq: 1, t: 0 }, [{ npu: 0 }])]);
     host.accept([npuSnapshot({ node: 'a', seq: 2, t: 1 }, [{ npu: 0, sbe: 1, dbe: 1 }])]);

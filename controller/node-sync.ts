@@ -26,24 +26,52 @@ export class NodeSync {
   readonly #appliedClear = new Map<string, string>();
   /** A clear value already refused, per node (reported once, not at every Node update). */
   readonly #refusedClear = new Map<string, string>();
+  /** When each applied clear was applied (its removal waits for a document written after it). */
+  readonly #clearedAt = new Map<string, number>();
+  /**
+   * Clears wait until the engine is seeded: applied to an engine that does not know the
+   * node's devices yet, a clear would do nothing, be marked applied, and the seed would
+   * then latch the failure again.
+   */
+  #clearsEnabled = false;
+  readonly #now: () => number;
 
-  constructor(host: EngineHost, log: Logger, events: NodeSyncEvents) {
+  constructor(host: EngineHost, log: Logger, events: NodeSyncEvents, now: () => number) {
     this.#host = host;
     this.#log = log;
     this.#events = events;
+    this.#now = now;
+  }
+
+  /** The engine is seeded: apply the clear annotations of the Nodes as they are now. */
+  enableClears(nodes: Iterable<CachedNode>): void {
+    this.#clearsEnabled = true;
+    for (const node of nodes) {
+      if (!node.accelerator) continue;
+      this.#applyClear(node);
+      this.#events.dirty(node.name);
+    }
   }
 
   /** The node watch's onChange. */
   onChange(change: NodeChange): void {
     const { name, previous, current } = change;
-    if (current === undefined || !current.accelerator) {
-      if (this.#accelerators.delete(name) || previous?.accelerator) {
-        this.#host.removeNode(name);
+    if (current === undefined) {
+      // A deleted Node leaves the document, with its state.
+      this.#accelerators.delete(name);
+      this.#host.removeNode(name);
+      this.#host.setKnownNodes(this.#accelerators);
+      this.#forgetClear(name);
+      this.#log.info({ node: name }, 'node deleted');
+      return;
+    }
+    if (!current.accelerator) {
+      // A device plugin that dies takes its resource out of capacity: the node stops being
+      // expected (`unobserved`), but what its agent reported, failures above all, stays.
+      if (this.#accelerators.delete(name)) {
         this.#host.setKnownNodes(this.#accelerators);
-        this.#log.info({ node: name }, current ? 'no longer an accelerator node' : 'node deleted');
+        this.#log.info({ node: name }, 'no longer lists accelerators; its reported state is kept');
       }
-      this.#appliedClear.delete(name);
-      this.#refusedClear.delete(name);
       return;
     }
     if (!this.#accelerators.has(name)) {
@@ -63,6 +91,22 @@ export class NodeSync {
     return this.#appliedClear.get(node);
   }
 
+  /** Nodes with an applied clear annotation still on them. */
+  pendingClears(): Iterable<string> {
+    return this.#appliedClear.keys();
+  }
+
+  /** When the clear on `node` was applied (clock ms), while it is still on the Node. */
+  clearedAt(node: string): number | undefined {
+    return this.#clearedAt.get(node);
+  }
+
+  #forgetClear(name: string): void {
+    this.#appliedClear.delete(name);
+    this.#refusedClear.delete(name);
+    this.#clearedAt.delete(name);
+  }
+
   /** Accelerator nodes known now. */
   acceleratorNodes(): ReadonlySet<string> {
     return this.#accelerators;
@@ -71,10 +115,10 @@ export class NodeSync {
   #applyClear(node: CachedNode): void {
     const value = node.clear;
     if (value === undefined) {
-      this.#appliedClear.delete(node.name);
-      this.#refusedClear.delete(node.name);
+      this.#forgetClear(node.name);
       return;
     }
+    if (!this.#clearsEnabled) return;
     if (this.#appliedClear.get(node.name) === value || this.#refusedClear.get(node.name) === value) return;
     const request = parseClear(value);
     if ('error' in request) {
@@ -86,6 +130,7 @@ export class NodeSync {
     if (request.all) this.#host.clear(node.name, undefined);
     else for (const device of request.devices) this.#host.clear(node.name, device);
     this.#appliedClear.set(node.name, value);
+    this.#clearedAt.set(node.name, this.#now());
     this.#log.info({ node: node.name, clear: value }, 'latched failures cleared by annotation');
   }
 }

@@ -16,11 +16,8 @@ import {
   type TokenReviewer,
   type TokenReviewerOptions,
 } from '../platform/k8s/index.js';
-import {
-  createObservationsApp,
-  followerResponseSchema,
-  leaderResponseSchema,
-} from '../controller/observations/index.js';
+import { followerResponseSchema, leaderResponseSchema } from '../contracts/index.js';
+import { createObservationsApp } from '../controller/observations/index.js';
 import {
   gpuSnapshot,
   observationsBody,

@@ -423,7 +423,7 @@ describe('the controller on the real control plane, under its shipped RBAC', () 
     for (const r of replicas) expect(r.other.filter((l) => /^\s+at /.test(l))).toEqual([]);
   });
 
-  it('keeps a latched failure through a restart of every replica (ConfigMap deleted too) and clears it by annotation', async () => {
+  it('keeps a latched failure through a restart of every replica (ConfigMap deleted too); a clear set while none runs applies after the next start', async () => {
     const b = nodeNames[1]!;
     await watchUntil<k8s.V1Node>(
       ns.admin,
@@ -458,12 +458,34 @@ describe('the controller on the real control plane, under its shipped RBAC', () 
     );
     expect(statusIn(more.document, b, 'npu5')).toBe('failed');
 
-    const cleared = Date.now();
+    // The operator clears it while no controller runs (both replicas down): the clear must
+    // apply after the new replicas have seeded, not vanish before.
+    poster.stop();
+    await Promise.all(
+      live().map(({ identity }) => replicas.find((r) => r.identity === identity)!.stop('SIGTERM')),
+    );
     await core.patchNode(
       { name: b, body: { metadata: { annotations: { 'npu-fault.io/clear': 'npu5' } } } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
     );
-    await follower.waitFor((d) => statusIn(d, b, 'npu5') === 'healthy', 15_000, 'b/npu5 cleared', cleared);
+    const cleared = Date.now();
+    const [five, six] = [await startReplica('replica-5'), await startReplica('replica-6')];
+    await leaderOf([five!, six!]);
+    poster = new Poster(fleet, functionToken, live);
+    poster.start();
+    const after = await follower.waitFor(
+      (d) =>
+        ['replica-5', 'replica-6'].includes(d.publisher.identity) && statusIn(d, b, 'npu5') === 'healthy',
+      30_000,
+      'b/npu5 cleared by the annotation set while no controller ran',
+      cleared,
+    );
+    // No document of the new replicas ever showed it failed again.
+    const fromNew = follower.seen.filter(
+      (x) => x.at >= cleared && ['replica-5', 'replica-6'].includes(x.document.publisher.identity),
+    );
+    expect(fromNew.every((x) => statusIn(x.document, b, 'npu5') === 'healthy')).toBe(true);
+    expect(after.document.nodes[b]?.npus.find((d) => d.id === 'npu5')).toBeUndefined();
     await watchUntil<k8s.V1Node>(
       ns.admin,
       '/api/v1/nodes',

@@ -403,6 +403,51 @@ describe('LeaderElector: losing leadership', () => {
   });
 });
 
+describe('LeaderElector: resigning and late renewals', () => {
+  it('resign drops the fence at once, releases the lease for a standby, and waits a lease duration before contending', async () => {
+    const clock = new FakeClock();
+    const client = new FakeLeaseClient(clock);
+    const a = replica(clock, client, 'a');
+    await clock.advance(0);
+    const b = replica(clock, client, 'b');
+    await clock.advance(RETRY_MS);
+    a.elector.resign('a newer term published');
+    expect(a.elector.leadership()).toEqual({ leading: false });
+    await clock.advance(0);
+    expect(a.events.slice(0, 3)).toEqual([
+      'leader a',
+      'started 0',
+      'stopped: resigned: a newer term published',
+    ]);
+    expect(client.peek(KEY)?.spec.holderIdentity).toBeUndefined();
+    await clock.advance(2.2 * RETRY_MS);
+    expect(b.elector.leadership()).toEqual({ leading: true, term: 1 });
+    await clock.advance(LEASE_MS + 3 * RETRY_MS);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.elector.leader()).toBe('b');
+    a.elector.resign('not leading: nothing happens');
+    await a.stop();
+    await b.stop();
+  });
+
+  it('treats a renewal that came back after the deadline as lost (client-go: the renew times out)', async () => {
+    const clock = new StallableClock();
+    const client = new FakeLeaseClient(clock);
+    const a = replica(clock, client, 'a');
+    await clock.advance(0);
+    client.failAlways('any', new K8sApiError(503));
+    await clock.advance(3 * RETRY_MS); // renewals at 2 s, 4 s, 6 s fail: the last renewal stays at 0
+    client.failAlways('any', undefined);
+    client.delay('replace', 1500);
+    await clock.advance(RETRY_MS); // at 8 s a renewal goes out; its answer comes at 9.5 s
+    clock.stall(600); // the event loop stalls: the answer is handled 10.1 s after the last renewal
+    await clock.advance(1500); // ...before the deadline timer has run
+    expect(a.events.slice(0, 3)).toEqual(['leader a', 'started 0', 'stopped: renew deadline passed']);
+    client.delay('replace', undefined);
+    await a.stop();
+  });
+});
+
 describe('LeaderElector: shutting down', () => {
   it('releases the lease on abort, and a standby takes over at its next retry', async () => {
     const clock = new FakeClock();

@@ -74,6 +74,13 @@ export interface LeaderElector extends Runnable {
   isLeader(): boolean;
   /** The holder of the lease as last observed (possibly this replica), undefined when none. */
   leader(): string | undefined;
+  /**
+   * Gives leadership up now (the fence drops at once, onStoppedLeading is called), releases
+   * the lease so another replica takes over at its next retry, and contends again only after
+   * one lease duration. For a leader that must not act although its lease still renews (its
+   * status write met a newer term). Does nothing when not leading.
+   */
+  resign(reason: string): void;
 }
 
 /** What the elector is built from. */
@@ -151,6 +158,7 @@ class LeaseLeaderElector implements LeaderElector {
   #term: Term | undefined;
   #reported: string | undefined;
   #running = false;
+  #resigned = false;
 
   constructor(deps: LeaderElectorDeps, options: LeaderElectorOptions) {
     if (!options.identity) throw new RangeError('leader election: identity must not be empty');
@@ -185,6 +193,12 @@ class LeaseLeaderElector implements LeaderElector {
     return this.#observed?.spec.holderIdentity || undefined;
   }
 
+  resign(reason: string): void {
+    if (!this.#term) return;
+    this.#resigned = true;
+    this.#stopLeading(`resigned: ${reason}`);
+  }
+
   /** Contends until `signal` aborts; then stops leading and (releaseOnCancel) releases the lease. */
   async start(signal: AbortSignal): Promise<void> {
     if (this.#running) throw new Error(`leader election ${describeLease(this.#key)}: already started`);
@@ -193,6 +207,15 @@ class LeaseLeaderElector implements LeaderElector {
       while (!signal.aborted) {
         if (!(await this.#acquire(signal))) break;
         await this.#renew(signal);
+        if (this.#resigned && !signal.aborted) {
+          this.#resigned = false;
+          await this.#release();
+          try {
+            await this.#clock.sleep(this.#durationSeconds * 1000, signal);
+          } catch {
+            break;
+          }
+        }
       }
     } finally {
       // The fence drops before the release: a successor may lead the moment the release lands.
@@ -248,6 +271,12 @@ class LeaseLeaderElector implements LeaderElector {
       if (this.#term !== term || run.aborted) return;
       this.#reportLeader();
       if (attempt.ok) {
+        // client-go's renew times out at the deadline: a renewal that came back after it is
+        // lost, even if the deadline timer has not run yet (the fence was already down).
+        if (!this.#fenceHolds(term)) {
+          this.#stopLeading('renew deadline passed');
+          return;
+        }
         term.renewedAt = started;
         this.#armDeadline(term);
         continue;

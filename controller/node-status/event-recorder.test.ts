@@ -73,4 +73,18 @@ describe('event recorder', () => {
     expect(await count('error')).toBe(1);
     expect(client.events.size).toBe(1);
   });
+
+  it('bounds its queue: what exceeds it is dropped and counted, never queued', async () => {
+    const client = new FakeEventClient();
+    const registry = createRegistry('controller');
+    const recorder = createEventRecorder(
+      { client, clock: new FakeClock(), log: createLogger({ level: 'silent' }), registry },
+      { component: 'c', instance: 'i', maxQueued: 5, burst: 100 },
+    );
+    for (let i = 0; i < 20; i++) recorder.record({ ...node, name: `n${i}` }, 'Warning', 'DeviceUnknown', 'x');
+    await recorder.flush();
+    expect(client.events.size).toBe(5);
+    const metric = await registry.getSingleMetric('npu_fault_controller_events_total')?.get();
+    expect(metric?.values.find((v) => v.labels.result === 'dropped')?.value).toBe(15);
+  });
 });

@@ -8,7 +8,9 @@
  * - **Rate limit.** A token bucket per object (`burst` Events, refilled at `perMinute`);
  *   what exceeds it is dropped and counted (events_total{result="dropped"}).
  * - **Never blocks the caller.** `record` queues; one writer sends, in order; a failed write
- *   is logged and counted, not retried (an Event is advice, not state).
+ *   is logged and counted, not retried (an Event is advice, not state). At most `maxQueued`
+ *   (default 1,000) wait: an ingest outage making every node unknown at once drops the
+ *   excess (counted) rather than queueing minutes of writes.
  */
 import { Counter } from 'prom-client';
 import { describeError, metricPrefix, type Clock, type Logger, type Registry } from '../../platform/index.js';
@@ -38,6 +40,7 @@ export interface EventRecorderOptions {
   burst?: number;
   perMinute?: number;
   aggregateMs?: number;
+  maxQueued?: number;
 }
 
 interface Written {
@@ -72,6 +75,8 @@ export function createEventRecorder(
   const buckets = new Map<string, Bucket>();
   let chain: Promise<void> = Promise.resolve();
   let sequence = 0;
+  let queued = 0;
+  const maxQueued = options.maxQueued ?? 1000;
 
   const allow = (objectKey: string, now: number): boolean => {
     const bucket = buckets.get(objectKey) ?? { tokens: burst, at: now };
@@ -146,7 +151,12 @@ export function createEventRecorder(
 
   return {
     record(object, type, reason, message) {
-      chain = chain.then(() => write(object, type, reason, message));
+      if (queued >= maxQueued) {
+        counter.inc({ reason, result: 'dropped' });
+        return;
+      }
+      queued++;
+      chain = chain.then(() => write(object, type, reason, message)).finally(() => void queued--);
     },
     flush() {
       return chain;

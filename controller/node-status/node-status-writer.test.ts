@@ -49,6 +49,7 @@ function setup() {
   const facts = new Map<string, NodeFacts>([['n1', {}]]);
   const views = new Map<string, NodeView>([['n1', { observed: true, entry: null, latched: [] }]]);
   const applied = new Map<string, string>();
+  const published = new Set<string>();
   let lead: Leadership = { leading: true, term: 3 };
   const writer = createNodeStatusWriter(
     {
@@ -60,6 +61,7 @@ function setup() {
       facts: (n) => facts.get(n),
       view: (n) => views.get(n) ?? { observed: false, entry: null, latched: [] },
       appliedClear: (n) => applied.get(n),
+      clearPublished: (n) => published.has(n),
       nodes: () => facts.keys(),
     },
     { resyncMs: 60_000 },
@@ -88,6 +90,7 @@ function setup() {
     facts,
     views,
     applied,
+    published,
     writer,
     catchUp,
     depose: () => (lead = { leading: false }),
@@ -150,15 +153,20 @@ describe('node status writer', () => {
     await t.stop();
   });
 
-  it('removes an applied clear annotation and the cleared latch', async () => {
+  it('writes the cleared latch at once, and removes the clear annotation once a later document is published', async () => {
     const t = setup();
     t.facts.set('n1', { latched: JSON.stringify([latch]), clear: 'npu3' });
+    t.views.set('n1', { observed: false, entry: null, latched: [] }); // seeded, cleared, not reported since
     t.applied.set('n1', 'npu3');
     t.begin();
     await t.writer.idle();
-    expect(t.client.annotations.get('n1')).toEqual({});
+    expect(t.client.writes).toEqual(['annotation n1 npu-fault.io/latched=<removed>']);
+    t.catchUp();
+    t.published.add('n1');
+    t.writer.markDirty('n1');
+    await t.writer.idle();
     expect(t.client.writes).toContain('annotation n1 npu-fault.io/clear=<removed>');
-    expect(t.client.writes).toContain('annotation n1 npu-fault.io/latched=<removed>');
+    expect(t.client.annotations.get('n1')).toEqual({});
     await t.stop();
   });
 

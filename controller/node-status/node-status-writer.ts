@@ -56,6 +56,12 @@ export interface NodeStatusWriterDeps {
   view(node: string): NodeView;
   /** The clear annotation values this replica has applied to its engine, by node. */
   appliedClear(node: string): string | undefined;
+  /**
+   * True once a status document rendered after the node's clear was applied has been
+   * acknowledged: only then is the annotation removed, so a restart in between cannot
+   * latch the failure again from the previous document.
+   */
+  clearPublished(node: string): boolean;
   /** Every accelerator node (for the resync). */
   nodes(): Iterable<string>;
 }
@@ -81,6 +87,8 @@ export function createNodeStatusWriter(
     registers: [deps.registry],
   });
   const dirty = new Set<string>();
+  /** Nodes being reconciled: a node is never reconciled twice at once (stale facts). */
+  const busy = new Set<string>();
   let inFlight = 0;
   let wake: (() => void) | undefined;
   let idleWaiters: (() => void)[] = [];
@@ -99,11 +107,13 @@ export function createNodeStatusWriter(
     if (!lead.leading || signal.aborted) return;
     const annotations: Record<string, string | null> = {};
     const latched = encodeLatched(view.latched);
+    const applied = facts.clear !== undefined && deps.appliedClear(node) === facts.clear;
     // The latched record follows the engine, except that a node the engine has not seen
-    // yet keeps its record (this replica seeded from it; nothing newer is known).
-    if (view.observed && (facts.latched ?? null) !== latched) annotations[LATCHED_ANNOTATION] = latched;
-    const applied = deps.appliedClear(node);
-    if (facts.clear !== undefined && applied === facts.clear) annotations[CLEAR_ANNOTATION] = null;
+    // yet keeps its record (this replica seeded from it; nothing newer is known) unless a
+    // clear was applied to it.
+    if ((view.observed || applied) && (facts.latched ?? null) !== latched)
+      annotations[LATCHED_ANNOTATION] = latched;
+    if (applied && deps.clearPublished(node)) annotations[CLEAR_ANNOTATION] = null;
     if (Object.keys(annotations).length > 0) {
       await write('annotations', () => deps.client.patchAnnotations(node, annotations, signal), node);
     }
@@ -158,27 +168,35 @@ export function createNodeStatusWriter(
         for (const node of deps.nodes()) dirty.add(node);
         wake?.();
       });
+      // One abort listener for the term (one per wait would pile up for hours): it wakes the loop.
+      const onAbort = (): void => wake?.();
+      signal.addEventListener('abort', onAbort, { once: true });
+      const next = (): string | undefined => {
+        if (inFlight >= concurrency) return undefined;
+        for (const node of dirty) if (!busy.has(node)) return node;
+        return undefined;
+      };
       try {
         while (!signal.aborted) {
-          if (dirty.size === 0 || inFlight >= concurrency) {
+          const node = next();
+          if (node === undefined) {
             settleIdle();
-            await new Promise<void>((resolve) => {
-              wake = resolve;
-              signal.addEventListener('abort', () => resolve(), { once: true });
-            });
+            await new Promise<void>((resolve) => (wake = resolve));
             wake = undefined;
             continue;
           }
-          const node = dirty.values().next().value as string;
           dirty.delete(node);
+          busy.add(node);
           inFlight++;
           void reconcile(node, signal).finally(() => {
+            busy.delete(node);
             inFlight--;
             wake?.();
             settleIdle();
           });
         }
       } finally {
+        signal.removeEventListener('abort', onAbort);
         cancelResync();
         dirty.clear();
         settleIdle();

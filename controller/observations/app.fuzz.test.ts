@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { createEngine } from '../../core/engine/index.js';
 import { FakeClock, Registry, createLogger } from '../../platform/index.js';
 import { createObservationsApp } from './app.js';
-import { observationsErrorSchema, observationsResponseSchema } from './schema.js';
+import { observationsErrorSchema, observationsResponseSchema } from '../../contracts/index.js';
 import {
   gpuSnapshot,
   observationsBody,

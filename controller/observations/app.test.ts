@@ -16,7 +16,11 @@ import {
   type ObservationsAppDeps,
   type ObservationsAppOptions,
 } from './app.js';
-import { followerResponseSchema, leaderResponseSchema, observationsErrorSchema } from './schema.js';
+import {
+  followerResponseSchema,
+  leaderResponseSchema,
+  observationsErrorSchema,
+} from '../../contracts/index.js';
 import {
   gpuSnapshot,
   observationsBody,

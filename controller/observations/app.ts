@@ -50,7 +50,7 @@ import {
   type FollowerObservationsResponse,
   type LeaderObservationsResponse,
   type ObservationsError,
-} from './schema.js';
+} from '../../contracts/index.js';
 import { parseObservationsBody } from './validate.js';
 
 /** What the engine did with one snapshot (ObserveResult without its transitions). */

@@ -18,7 +18,8 @@
  * createHttpServer({ name: 'observations', port: 8080, log, handler });
  * ```
  *
- * schema.ts is the wire contract the ingest function imports as well.
+ * The wire contract (request and response schemas) is contracts/observations.ts, which the
+ * ingest function imports as well.
  */
 export {
   DEFAULT_ALLOWED_USERS,
@@ -28,25 +29,4 @@ export {
   type ObservationsAppDeps,
   type ObservationsAppOptions,
 } from './app.js';
-export {
-  DEFAULT_MAX_BATCH,
-  OBSERVATIONS_PATH,
-  dropReasonSchema,
-  followerResponseSchema,
-  leaderResponseSchema,
-  observationSchema,
-  observationsErrorSchema,
-  observationsRequestSchema,
-  observationsResponseSchema,
-  type FollowerObservationResult,
-  type FollowerObservationsResponse,
-  type LeaderObservationResult,
-  type LeaderObservationsResponse,
-  type ObservationDropReason,
-  type ObservationsError,
-  type ObservationsRequest,
-  type ObservationsRequestInput,
-  type ObservationsRequestSchema,
-  type ObservationsResponse,
-} from './schema.js';
 export { InvalidBodyError, findPollutingKey, jsonPointer, parseObservationsBody } from './validate.js';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import type { SnapshotInput, gpuSchema } from '../../contracts/index.js';
 import type { RequestHandler } from '../../platform/index.js';
-import { OBSERVATIONS_PATH } from './schema.js';
+import { OBSERVATIONS_PATH } from '../../contracts/index.js';
 
 /** What a GPU snapshot is made of; defaults give a healthy two-GPU node. */
 export interface GpuSnapshotOptions {

@@ -4,7 +4,7 @@ import {
   observationsRequestSchema,
   observationsResponseSchema,
   type ObservationsResponse,
-} from './schema.js';
+} from '../../contracts/index.js';
 import { gpuSnapshot, observationsBody } from './testing.js';
 import { InvalidBodyError, findPollutingKey, jsonPointer, parseObservationsBody } from './validate.js';
 

@@ -10,7 +10,7 @@
 import type { z } from 'zod';
 import { excerpt } from '../../core/errors.js';
 import { AppError } from '../../platform/index.js';
-import type { ObservationsRequest, ObservationsRequestSchema } from './schema.js';
+import type { ObservationsRequest, ObservationsRequestSchema } from '../../contracts/index.js';
 
 /** Longest error message, so a pointer through long unknown keys stays one readable line. */
 const MAX_MESSAGE = 300;

@@ -3,9 +3,6 @@
  * at `/v1/observations`, and what a replica answers. The ingest function imports these same
  * schemas, so both ends of the wire agree by construction.
  *
- * It depends only on contracts/ and zod, so it can move to `contracts/observations.ts`
- * unchanged but for its import path.
- *
  * Request: `{ "observations": [ { "snapshot": <hdc.health/v1 snapshot> }, … ] }`, 1 to
  * `maxBatch` (1000) items: the function micro-batches the snapshots of up to 20 ms. Unknown
  * keys are stripped, as in the snapshot itself, so a newer function can add fields.
@@ -22,7 +19,8 @@
  * previous agent process). Errors (4xx/5xx): `{ "error": { "code", "message" } }`, one line.
  */
 import { z } from 'zod';
-import { publishedNodeSchema, snapshotSchema } from '../../contracts/index.js';
+import { publishedNodeSchema } from './published.js';
+import { snapshotSchema } from './snapshot.js';
 
 /** The API's path; its version is the first segment. */
 export const OBSERVATIONS_PATH = '/v1/observations';

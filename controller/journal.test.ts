@@ -1,0 +1,37 @@
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLogger } from '../platform/index.js';
+import { createFileJournal } from './journal.js';
+
+const log = createLogger({ level: 'silent' });
+
+describe('observation journal', () => {
+  it('appends one line per observation', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'journal-')), 'j.jsonl');
+    const journal = createFileJournal(path, log);
+    journal.append('{"a":1}');
+    journal.append('{"a":2}');
+    await journal.close();
+    expect(readFileSync(path, 'utf8')).toBe('{"a":1}\n{"a":2}\n');
+  });
+
+  it('stops at its byte limit and counts what it dropped', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'journal-')), 'j.jsonl');
+    const journal = createFileJournal(path, log, { maxBytes: 10 });
+    journal.append('{"a":1}');
+    journal.append('{"a":2}');
+    await journal.close();
+    expect(readFileSync(path, 'utf8')).toBe('{"a":1}\n');
+    expect(journal.dropped).toBe(1);
+  });
+
+  it('turns itself off on a write error instead of crashing the process', async () => {
+    const journal = createFileJournal('/nonexistent-dir/j.jsonl', log);
+    journal.append('{"a":1}');
+    await journal.close();
+    journal.append('{"a":2}');
+    expect(journal.dropped).toBeGreaterThanOrEqual(1);
+  });
+});
