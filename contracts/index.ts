@@ -6,6 +6,7 @@
  * (observations.ts). JSON Schemas of the same, for other languages, are in json-schema/.
  */
 export * from './device.js';
+export * from './ingest.js';
 export * from './observations.js';
 export * from './published.js';
 export * from './rules.js';

@@ -24,15 +24,17 @@ import {
   createNodeWatch,
   createRulesConfigMapWatch,
   describeRulesSource,
+  type KubeWatchClients,
+  type NodeChange,
+} from '../controller/watch/index.js';
+import {
   createKubeListWatchClient,
   createWatchLoop,
   type KubeCollection,
-  type KubeWatchClients,
   type ListPage,
   type ListWatchClient,
-  type NodeChange,
   type WatchRequest,
-} from '../controller/watch/index.js';
+} from '../platform/k8s/index.js';
 import { defaultRules } from '../core/rules/index.js';
 import { Registry, createLogger, systemClock, type Logger, type Runnable } from '../platform/index.js';
 import { controllerAccess, type ControllerAccess } from './setup/controller-rbac.js';

@@ -15,7 +15,8 @@
  * // run them with the other Runnables; await nodes.whenSynced() before trusting the cache.
  * ```
  *
- * Tests of other folders get the in-memory FakeListWatchClient from `./testing.js`.
+ * The generic list+watch loop these run on is platform/k8s/watch/ (its FakeListWatchClient in
+ * platform/k8s/watch/testing.ts).
  */
 export {
   DEFAULT_ACCELERATOR_RESOURCES,
@@ -24,17 +25,7 @@ export {
   type NodeWatchConfig,
   type NodeWatchConfigInput,
 } from './config.js';
-export {
-  LIST_PAGE_SIZE,
-  configMapCollection,
-  createKubeListWatchClient,
-  createKubeWatchClients,
-  namespacesCollection,
-  nodesCollection,
-  type KubeCollection,
-  type KubeWatchClients,
-  type ListPage,
-} from './kube-list-watch-client.js';
+export { createKubeWatchClients, type KubeWatchClients } from './kube-watch-clients.js';
 export {
   LabelSelectorError,
   matchesLabels,
@@ -42,16 +33,6 @@ export {
   type LabelSelector,
   type SelectorTerm,
 } from './label-selector.js';
-export {
-  objectKey,
-  resourceVersionOf,
-  type ListWatchClient,
-  type RawObject,
-  type WatchEvent,
-  type WatchEventType,
-  type WatchRequest,
-} from './list-watch-client.js';
-export { RESTART_REASONS, type RestartReason } from './metrics.js';
 export {
   MIRROR_LABEL,
   MIRROR_LABEL_SELECTOR,
@@ -88,11 +69,3 @@ export {
   type RulesKey,
   type RulesSource,
 } from './rules-configmap.js';
-export {
-  WATCH_DEFAULTS,
-  createWatchLoop,
-  type WatchHandlers,
-  type WatchLoop,
-  type WatchLoopDeps,
-  type WatchLoopOptions,
-} from './watch-loop.js';

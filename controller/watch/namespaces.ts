@@ -6,8 +6,8 @@
  * can be written into it any more.
  */
 import type { Runnable } from '../../platform/index.js';
-import type { RawObject } from './list-watch-client.js';
-import { createWatchLoop, type WatchLoopDeps, type WatchLoopOptions } from './watch-loop.js';
+import type { RawObject } from '../../platform/k8s/index.js';
+import { createWatchLoop, type WatchLoopDeps, type WatchLoopOptions } from '../../platform/k8s/index.js';
 
 /** The label that asks for a mirror. */
 export const MIRROR_LABEL = 'npu-fault.io/status-mirror';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { FakeClock, Registry, createLogger } from '../../platform/index.js';
-import { FakeListWatchClient } from './fake-list-watch-client.js';
-import type { RawObject } from './list-watch-client.js';
+import { FakeListWatchClient } from '../../platform/k8s/watch/testing.js';
+import type { RawObject } from '../../platform/k8s/index.js';
 import {
   acceleratorRule,
   createNodeWatch,

@@ -17,10 +17,15 @@
  * Changes are reported only when a cached field changes, not for every Node write (kubelets
  * rewrite heartbeat times): `onChange` sees the previous and current values.
  */
-import { createWatchLoop, type WatchLoop, type WatchLoopDeps, type WatchLoopOptions } from './watch-loop.js';
+import {
+  createWatchLoop,
+  type WatchLoop,
+  type WatchLoopDeps,
+  type WatchLoopOptions,
+} from '../../platform/k8s/index.js';
 import { parseNodeWatchConfig, type NodeWatchConfig, type NodeWatchConfigInput } from './config.js';
 import { matchesLabels, parseLabelSelector, type LabelSelector } from './label-selector.js';
-import type { RawObject } from './list-watch-client.js';
+import type { RawObject } from '../../platform/k8s/index.js';
 import type { Runnable } from '../../platform/index.js';
 
 /** The annotation an operator sets to clear latched failures (read here, applied and removed by node-status). */

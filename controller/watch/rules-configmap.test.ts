@@ -2,8 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import type { Counter } from 'prom-client';
 import { defaultRules, parseRules, type Rules } from '../../core/rules/index.js';
 import { FakeClock, Registry, createLogger } from '../../platform/index.js';
-import { FakeListWatchClient } from './fake-list-watch-client.js';
-import type { RawObject } from './list-watch-client.js';
+import { FakeListWatchClient } from '../../platform/k8s/watch/testing.js';
+import type { RawObject } from '../../platform/k8s/index.js';
 import {
   createRulesConfigMapWatch,
   describeRulesSource,

@@ -17,10 +17,14 @@
  *   and reports nothing again.
  */
 import { reloadRules, type Rules } from '../../core/rules/index.js';
-import type { Logger, Runnable } from '../../platform/index.js';
-import type { RawObject } from './list-watch-client.js';
-import { rulesReloadsMetric } from './metrics.js';
-import { createWatchLoop, type WatchLoopDeps, type WatchLoopOptions } from './watch-loop.js';
+import { Counter } from 'prom-client';
+import { metricPrefix, type Logger, type Registry, type Runnable } from '../../platform/index.js';
+import {
+  createWatchLoop,
+  type RawObject,
+  type WatchLoopDeps,
+  type WatchLoopOptions,
+} from '../../platform/k8s/index.js';
 
 /** The rules ConfigMap's name (the Role's resourceNames holds it). */
 export const RULES_CONFIGMAP = 'npu-fault-rules';
@@ -229,4 +233,17 @@ export function rulesDataOf(raw: RawObject, name: string): RulesConfigMapData | 
     yaml: text('rules.yaml'),
     json: text('rules.json'),
   };
+}
+
+/** `rules_reloads_total{result}` of `registry`, created on first use (one per registry). */
+function rulesReloadsMetric(registry: Registry, component = 'controller'): Counter<'result'> {
+  const name = `${metricPrefix(component)}rules_reloads_total`;
+  const existing = registry.getSingleMetric(name);
+  if (existing instanceof Counter) return existing as Counter<'result'>;
+  return new Counter({
+    name,
+    help: 'Reloads of the rules ConfigMap: ok (new rules in force, the fallback after a deletion included) or invalid (refused; the rules in force kept)',
+    labelNames: ['result'],
+    registers: [registry],
+  });
 }

@@ -6,7 +6,7 @@
  * come from the fixed sets below.
  */
 import { Counter } from 'prom-client';
-import { metricPrefix, type Registry } from '../../platform/index.js';
+import { metricPrefix, type Registry } from '../../index.js';
 
 /** Why a loop started over: a watchdog timeout, 410 Gone (re-list), an error, or the server ending the watch. */
 export const RESTART_REASONS = ['watchdog', 'gone', 'error', 'ended'] as const;
@@ -38,16 +38,6 @@ export function watchMetrics(registry: Registry, component = 'controller'): Watc
       ['resource', 'type'],
     ),
   };
-}
-
-/** `rules_reloads_total{result}` of `registry`, created on first use. */
-export function rulesReloadsMetric(registry: Registry, component = 'controller'): Counter<'result'> {
-  return counter(
-    registry,
-    `${metricPrefix(component)}rules_reloads_total`,
-    'Reloads of the rules ConfigMap: ok (new rules in force, the fallback after a deletion included) or invalid (refused; the rules in force kept)',
-    ['result'],
-  );
 }
 
 function counter<L extends string>(

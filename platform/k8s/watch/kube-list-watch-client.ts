@@ -9,11 +9,9 @@
  * does those things; this file is only the transport.
  */
 import * as k8s from '@kubernetes/client-node';
-import { K8sApiError } from '../../platform/index.js';
-import { requestOptions } from '../../platform/k8s/index.js';
+import { K8sApiError } from '../../index.js';
+import { requestOptions } from '../request-options.js';
 import type { ListWatchClient, RawObject, WatchEvent, WatchRequest } from './list-watch-client.js';
-import { MIRROR_LABEL_SELECTOR } from './namespaces.js';
-import { RULES_CONFIGMAP } from './rules-configmap.js';
 
 /** One page of a list, as client-node's typed list calls return it. */
 export interface ListPage {
@@ -85,35 +83,6 @@ export function createKubeListWatchClient(
     description: selectors.length > 0 ? `${collection.path}?${selectors.join('&')}` : collection.path,
     list: (onPage, signal) => listAll(collection, pageSize, onPage, signal),
     watch: (request, onEvent, signal) => watchOnce(kubeConfig, collection, request, onEvent, signal),
-  };
-}
-
-/** The clients of the controller's three watches. */
-export interface KubeWatchClients {
-  /** Every Node. */
-  readonly nodes: ListWatchClient;
-  /** The Namespaces labelled npu-fault.io/status-mirror=true. */
-  readonly mirrorNamespaces: ListWatchClient;
-  /** The ConfigMap `<namespace>/npu-fault-rules`. */
-  readonly rulesConfigMap: ListWatchClient;
-}
-
-/** The controller's watch clients, acting as `kubeConfig`; `namespace` is the controller's own. */
-export function createKubeWatchClients(
-  kubeConfig: k8s.KubeConfig,
-  options: { namespace: string; rulesConfigMap?: string },
-): KubeWatchClients {
-  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
-  return {
-    nodes: createKubeListWatchClient(kubeConfig, nodesCollection(core)),
-    mirrorNamespaces: createKubeListWatchClient(
-      kubeConfig,
-      namespacesCollection(core, MIRROR_LABEL_SELECTOR),
-    ),
-    rulesConfigMap: createKubeListWatchClient(
-      kubeConfig,
-      configMapCollection(core, options.namespace, options.rulesConfigMap ?? RULES_CONFIGMAP),
-    ),
   };
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Counter } from 'prom-client';
-import { FakeClock, K8sApiError, Registry, createLogger, type Logger } from '../../platform/index.js';
+import { FakeClock, K8sApiError, Registry, createLogger, type Logger } from '../../index.js';
 import { FakeListWatchClient } from './fake-list-watch-client.js';
 import type { ListWatchClient, RawObject } from './list-watch-client.js';
 import { createWatchLoop, type WatchLoopOptions } from './watch-loop.js';

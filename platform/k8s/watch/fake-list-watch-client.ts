@@ -7,7 +7,7 @@
  * watches, compact history, and inject failures. Events are delivered synchronously, so a
  * write's handlers have run when the write returns.
  */
-import { K8sApiError } from '../../platform/index.js';
+import { K8sApiError } from '../../index.js';
 import {
   objectKey,
   type ListWatchClient,

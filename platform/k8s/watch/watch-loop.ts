@@ -33,14 +33,7 @@
  * `watch_events_total{resource,type}`.
  */
 import { isDeepStrictEqual } from 'node:util';
-import {
-  isGone,
-  K8sApiError,
-  type Clock,
-  type Logger,
-  type Registry,
-  type Runnable,
-} from '../../platform/index.js';
+import { isGone, K8sApiError, type Clock, type Logger, type Registry, type Runnable } from '../../index.js';
 import {
   objectKey,
   resourceVersionOf,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { K8sApiError } from '../../platform/index.js';
+import { K8sApiError } from '../../index.js';
 import {
   createKubeListWatchClient,
   setIdleTimeout,
