@@ -52,11 +52,9 @@ export function transportOf(headers: IncomingHttpHeaders): Transport {
   if (mediaType === JSON_TYPE) {
     return BINARY_MARKERS.some((name) => headers[name] !== undefined) ? 'cloudevent-binary' : 'json';
   }
-  throw new AppError(
-    'unsupported_media_type',
-    `Content-Type must be ${JSON_TYPE} or ${STRUCTURED_TYPE}`,
-    { status: 415 },
-  );
+  throw new AppError('unsupported_media_type', `Content-Type must be ${JSON_TYPE} or ${STRUCTURED_TYPE}`, {
+    status: 415,
+  });
 }
 
 /**
@@ -90,9 +88,14 @@ function checkEnvelope(body: unknown): void {
     if (body[name] === undefined) throw attributeError(name, 'required', 'cloudevent-structured');
   }
   if (body.data_base64 !== undefined) {
-    throw attributeError('data_base64', 'not accepted: send the snapshot as JSON data', 'cloudevent-structured');
+    throw attributeError(
+      'data_base64',
+      'not accepted: send the snapshot as JSON data',
+      'cloudevent-structured',
+    );
   }
-  if (body.data === undefined) throw attributeError('data', 'required (expected object)', 'cloudevent-structured');
+  if (body.data === undefined)
+    throw attributeError('data', 'required (expected object)', 'cloudevent-structured');
   const contentType = body.datacontenttype;
   if (contentType !== undefined && (typeof contentType !== 'string' || !isJson(contentType))) {
     throw attributeError('datacontenttype', `expected ${JSON_TYPE}`, 'cloudevent-structured');
@@ -145,7 +148,11 @@ function sdkError(error: unknown, transport: Transport): InvalidBodyError {
   if (detail && typeof detail === 'object') {
     const missing = (detail.params as { missingProperty?: unknown } | undefined)?.missingProperty;
     const name = typeof missing === 'string' ? missing : detail.instancePath.replace(/^\//, '');
-    return attributeError(name, typeof missing === 'string' ? 'required' : (detail.message ?? 'invalid'), transport);
+    return attributeError(
+      name,
+      typeof missing === 'string' ? 'required' : (detail.message ?? 'invalid'),
+      transport,
+    );
   }
   const message = error.message.split('\n', 1)[0] ?? '';
   if (message === 'no cloud event detected') return attributeError('id', 'required', transport);

@@ -7,12 +7,19 @@
  * JSON.parse never pollutes a prototype (it defines `__proto__` as an own key), but a body
  * carrying `__proto__` (or `constructor.prototype`) is an attack or a bug, and the CloudEvents
  * SDK copies envelope keys by assignment, so such a body is refused before anything reads it.
- * (The controller's observations/validate.ts has the same checks; functions/ may not import
- * controller/, so they are kept here too.)
+ * The pointer, the key search and the short zod messages are platform/json-body.ts, shared
+ * with the controller's observation endpoint.
  */
 import type { z } from 'zod';
 import { excerpt } from '../../core/errors.js';
-import { AppError } from '../../platform/index.js';
+import {
+  AppError,
+  describeZodIssue,
+  findPollutingKey,
+  isPlainObject,
+  jsonPointer,
+  kindOf,
+} from '../../platform/index.js';
 import { snapshotSchema, type Snapshot, type SnapshotBatchSchema } from '../../contracts/index.js';
 
 /** Longest error message, so a pointer through long unknown keys stays one readable line. */
@@ -40,11 +47,11 @@ export class InvalidBodyError extends AppError {
  */
 export function parseSnapshots(data: unknown, at: string, batchSchema: SnapshotBatchSchema): Snapshot[] {
   if (isPlainObject(data) && Object.hasOwn(data, 'snapshots')) {
-    const result = batchSchema.safeParse(data, { error: describeIssue });
+    const result = batchSchema.safeParse(data, { error: describeZodIssue });
     if (result.success) return result.data.snapshots;
     throw invalid(result.error, at);
   }
-  const result = snapshotSchema.safeParse(data, { error: describeIssue });
+  const result = snapshotSchema.safeParse(data, { error: describeZodIssue });
   if (result.success) return [result.data];
   throw invalid(result.error, at);
 }
@@ -60,88 +67,10 @@ function invalid(error: z.ZodError, at: string): InvalidBodyError {
   return new InvalidBodyError(at + jsonPointer(issue?.path ?? []), issue?.message ?? 'invalid');
 }
 
-/** RFC 6901: `/`-separated segments, `~` as `~0` and `/` as `~1`; '' is the whole document. */
-export function jsonPointer(path: readonly PropertyKey[]): string {
-  return path.map((part) => `/${String(part).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
-}
-
-/** A container still to be searched, with the way back to the root (built only when needed). */
-interface Frame {
-  value: object;
-  key: string | number | undefined;
-  parent: Frame | undefined;
-}
-
-/**
- * The pointer of the first key that could pollute a prototype if the body were ever merged
- * into an object: `__proto__` anywhere, or `constructor` holding `prototype` (the rule of
- * secure-json-parse); undefined when there is none. Iterative, so nesting as deep as
- * JSON.parse accepts cannot overflow the stack.
- */
-export function findPollutingKey(root: unknown): string | undefined {
-  if (root === null || typeof root !== 'object') return undefined;
-  const stack: Frame[] = [{ value: root, key: undefined, parent: undefined }];
-  for (let parent = stack.pop(); parent; parent = stack.pop()) {
-    const children: Frame[] = [];
-    const entries: [string | number, unknown][] = Array.isArray(parent.value)
-      ? parent.value.map((item: unknown, index) => [index, item])
-      : Object.entries(parent.value);
-    for (const [key, item] of entries) {
-      if (
-        key === '__proto__' ||
-        (key === 'constructor' && isContainer(item) && Object.hasOwn(item, 'prototype'))
-      ) {
-        return jsonPointer(pathOf({ value: parent.value, key, parent }));
-      }
-      if (isContainer(item)) children.push({ value: item, key, parent });
-    }
-    // Reversed, so the first offending key in document order is the one reported.
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as Frame);
-  }
-  return undefined;
-}
-
 /** Throws InvalidBodyError (`forbidden_key`) when `body` holds a prototype-polluting key. */
 export function refusePollutingKeys(body: unknown): void {
   const polluting = findPollutingKey(body);
   if (polluting !== undefined) throw new InvalidBodyError(polluting, 'forbidden key', 'forbidden_key');
 }
 
-function pathOf(frame: Frame): (string | number)[] {
-  const path: (string | number)[] = [];
-  for (let at: Frame | undefined = frame; at?.key !== undefined; at = at.parent) path.push(at.key);
-  return path.reverse();
-}
-
-function isContainer(value: unknown): value is object {
-  return value !== null && typeof value === 'object';
-}
-
-/** A JSON object (not an array, not null). */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return isContainer(value) && !Array.isArray(value);
-}
-
-/**
- * Shorter messages than zod's defaults for the common issues; undefined keeps zod's own
- * (and a schema's own messages, such as the node-name rule, always win).
- */
-function describeIssue(issue: z.core.$ZodRawIssue): string | undefined {
-  if (issue.code === 'invalid_type') {
-    if (issue.input === undefined) return `required (expected ${issue.expected})`;
-    if (issue.expected === 'int') return 'expected an integer';
-    return `expected ${issue.expected}, got ${kindOf(issue.input)}`;
-  }
-  if (issue.code === 'too_big' && issue.origin === 'array') return `expected at most ${issue.maximum} items`;
-  if (issue.code === 'too_small' && issue.origin === 'array') {
-    return `expected at least ${issue.minimum} item${issue.minimum === 1 ? '' : 's'}`;
-  }
-  return undefined;
-}
-
-/** The JSON kind of a value, for "expected X, got Y". */
-export function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
-}
+export { findPollutingKey, isPlainObject, jsonPointer, kindOf };

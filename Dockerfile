@@ -1,0 +1,44 @@
+# syntax=docker/dockerfile:1
+# The one container image of npu-fault: every role, chosen by the first argument.
+#
+#   docker build -t npu-fault .
+#   docker run --rm npu-fault controller --help
+#   docker run --rm npu-fault function --help
+#   docker run --rm npu-fault agent --help
+#
+# Two stages: the build stage installs every dependency, compiles the TypeScript (npm run
+# build: tsc -p tsconfig.build.json -> dist/) and drops the development dependencies; the
+# final stage is distroless Node.js 24 (no shell, no package manager), runs as uid/gid 65532
+# (`nonroot`, as the manifests' runAsUser) and holds only dist/, the production node_modules
+# and package.json. It runs the compiled entry point dist/cli/run.js: no TypeScript loader in
+# the process, unlike bin/npu-fault.js.
+#
+# No image is built in this repository's CI (it has no container runtime); the manifests in
+# k8s/ name ghcr.io/npu-fault/npu-fault:<version>.
+
+ARG BUILD_IMAGE=node:24-bookworm-slim
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian12:nonroot
+
+FROM ${BUILD_IMAGE} AS build
+WORKDIR /src
+# Dependencies first, so a source change does not reinstall them. Install scripts run, as
+# with `npm ci` anywhere: the devDependency `node` installs the Node 24 that the npm scripts use.
+COPY package.json package-lock.json ./
+RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
+COPY . .
+RUN npm run build \
+  && find dist -name '*.d.ts' -delete \
+  && npm prune --omit=dev --no-audit --no-fund
+
+FROM ${RUNTIME_IMAGE}
+WORKDIR /app
+ENV NODE_ENV=production
+# Owned by root and not writable by the process: the root filesystem may as well be
+# read-only (the manifests mount it so, with an emptyDir at /tmp).
+COPY --from=build /src/package.json ./package.json
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist ./dist
+USER 65532:65532
+# Distroless has no shell and no `node` on a PATH lookup of its own: name the binary.
+ENTRYPOINT ["/nodejs/bin/node", "dist/cli/run.js"]
+CMD ["--help"]

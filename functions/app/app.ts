@@ -1,0 +1,400 @@
+/**
+ * `POST /v1/snapshots`: where node agents send their snapshots (contracts/ingest.ts has the
+ * wire format). The function keeps no state: it checks the request, forwards the snapshots
+ * (the Forwarder sends them to every ready controller replica) and answers 200 only once the
+ * leading replica has accepted them, with each node's published entry from the leader.
+ *
+ * Checks, in order, each answered with a one-line `{ "error": { "code", "message" } }`:
+ * path (404) and method (405, `Allow: POST`); bearer token (401 with `WWW-Authenticate`, or
+ * 503 with `Retry-After` when TokenReview cannot say); the agent's ServiceAccount and a token
+ * bound to a node (403); Content-Type (415: JSON, or a binary or structured CloudEvent); the
+ * body within `bodyTimeoutMs` (408) and `maxBodyBytes` (413, counted after any
+ * Content-Encoding); JSON, CloudEvent attributes and the whole batch's schema (400 naming
+ * the field as a JSON pointer); every snapshot's `node` equal to the token's node (403).
+ * Only then is anything forwarded, so a refused request forwards nothing. No leader within
+ * the Forwarder's bound is a 503 with `Retry-After`. Anything unexpected is a 500 with a
+ * generic message, logged; no answer carries a stack trace.
+ *
+ * **Slow bodies.** A body not received whole within `bodyTimeoutMs` (default 10 s) after the
+ * credentials are checked is answered 408 `body_timeout` and the connection is closed, so a
+ * client trickling bytes (slowloris) holds a socket for a bounded time. 408 rather than 400:
+ * the request was not malformed, only late, and the agent retries it like any other.
+ */
+import express from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { excerpt } from '../../core/errors.js';
+import {
+  AppError,
+  describeError,
+  type Clock,
+  type Logger,
+  type Registry,
+  type RequestHandler,
+} from '../../platform/index.js';
+import { bearerToken, type AuthenticatedUser } from '../../platform/k8s/index.js';
+import {
+  DEFAULT_MAX_SNAPSHOTS,
+  SNAPSHOTS_PATH,
+  SNAPSHOT_EVENT_TYPE,
+  snapshotBatchSchema,
+  type IngestError,
+  type IngestResponse,
+  type LeaderObservationResult,
+  type Snapshot,
+  type SnapshotBatchSchema,
+} from '../../contracts/index.js';
+import { decodeBody, transportOf, type Transport } from './cloudevents.js';
+import { createFunctionMetrics, type FunctionMetrics } from './metrics.js';
+import { agentUser, boundNode, requireNode } from './node-binding.js';
+import { claimedCount, isPlainObject, parseSnapshots, refusePollutingKeys } from './validate.js';
+
+/**
+ * Sends validated snapshots on to the controllers (functions/forwarder's Forwarder has this
+ * shape). Resolves with the leader's answer once the leader accepted them; rejects with an
+ * AppError of status 503 carrying `retryAfterSeconds` (LeaderUnavailableError) when no leader
+ * answered within its bound.
+ */
+export interface Forwarder {
+  forward(snapshots: readonly Snapshot[]): Promise<ForwardResult>;
+}
+
+/** The leader's answer for forwarded snapshots, `results[i]` answering `snapshots[i]`. */
+export interface ForwardResult {
+  /** The identity of the replica whose answer this is. */
+  leader: string;
+  term: number;
+  results: LeaderObservationResult[];
+}
+
+/** What the app is built from. */
+export interface FunctionAppDeps {
+  /** The user a bearer token belongs to (TokenReviewer.authenticate); throws 401/503 AppErrors. */
+  authenticate(token: string): Promise<AuthenticatedUser>;
+  forwarder: Forwarder;
+  clock: Clock;
+  log: Logger;
+  /** Its metrics are registered here (one app per registry). */
+  registry: Registry;
+}
+
+/** How the app checks requests. */
+export interface FunctionAppOptions {
+  /** Users allowed to post (default: the agent's ServiceAccount `npu-fault-agent` in `agentNamespace`). */
+  allowedUsers?: readonly string[];
+  /** Namespace of the agent's ServiceAccount when `allowedUsers` is not given (default `ai-infra`). */
+  agentNamespace?: string;
+  /** Most snapshots in one request (default 500). */
+  maxBatch?: number;
+  /** Largest body, after decompression (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** Time allowed to receive the body once the credentials are checked (default 10 s). */
+  bodyTimeoutMs?: number;
+  /** CloudEvent `type`s accepted (default SNAPSHOT_EVENT_TYPE). */
+  eventTypes?: readonly string[];
+  /** Retry-After of a 503 whose error names none (default 1 s). */
+  retryAfterSeconds?: number;
+  /** Metric names start `npu_fault_<metricsComponent>_` (default `function`). */
+  metricsComponent?: string;
+}
+
+/** The agents' namespace by default. */
+export const DEFAULT_AGENT_NAMESPACE = 'ai-infra';
+/** Default largest body: a 500-snapshot batch of small nodes, or one large node many times over. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** Default time to receive a body. */
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+
+/** What one request carries through the middleware (res.locals). */
+interface RequestState {
+  node?: string;
+  transport?: Transport;
+  cancelDeadline?: () => void;
+}
+
+/** The checked settings of an app. */
+interface Settings {
+  allowed: ReadonlySet<string>;
+  batchSchema: SnapshotBatchSchema;
+  maxBodyBytes: number;
+  bodyTimeoutMs: number;
+  eventTypes: ReadonlySet<string>;
+  retryAfter: number;
+}
+
+/**
+ * Builds the endpoint as a request handler (an express app) for the platform HTTP server's
+ * `handler`, or for node:http directly. It answers every path: 404 outside SNAPSHOTS_PATH.
+ */
+export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOptions = {}): RequestHandler {
+  const settings = settingsOf(options);
+  const metrics = createFunctionMetrics(deps.registry, options.metricsComponent ?? 'function');
+  const log = deps.log.child({ component: 'snapshots' });
+  const state = (res: express.Response): RequestState => res.locals as RequestState;
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.use(measure(deps.clock, metrics));
+  app
+    .route(SNAPSHOTS_PATH)
+    .post(
+      async (req: express.Request, res: express.Response, next: express.NextFunction) => {
+        const user = await deps.authenticate(bearerToken(req.headers.authorization));
+        state(res).node = boundNode(user, settings.allowed);
+        state(res).transport = transportOf(req.headers);
+        state(res).cancelDeadline = startDeadline(req, res, deps.clock, settings.bodyTimeoutMs, metrics);
+        next();
+      },
+      // Content-Type is checked above; the parser reads any body then (limit after inflating).
+      express.json({ limit: settings.maxBodyBytes, strict: true, type: () => true }),
+      async (req: express.Request, res: express.Response) => {
+        const { node, transport, cancelDeadline } = state(res);
+        cancelDeadline?.();
+        if (res.headersSent || node === undefined || transport === undefined) return; // timed out
+        const { snapshots, at, batch } = validate(req, transport, settings, metrics);
+        requireNode(snapshots, node, at, batch);
+        const body = answerOf(await deps.forwarder.forward(snapshots), snapshots, metrics);
+        log.debug({ node, snapshots: snapshots.length, leader: body.leader }, 'forwarded');
+        res.setHeader('Cache-Control', 'no-store');
+        res.status(200).json(body);
+      },
+    )
+    .all(() => {
+      throw new AppError('method_not_allowed', `${SNAPSHOTS_PATH} accepts only POST`, { status: 405 });
+    });
+  app.use(() => {
+    throw new AppError('not_found', 'not found', { status: 404 });
+  });
+  app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    state(res).cancelDeadline?.();
+    const failure = failureOf(error, settings.maxBodyBytes);
+    if (!res.headersSent) count(failure, metrics); // else answered already (408), counted then
+    sendError(res, failure, { log, retryAfter: retryAfterOf(error, settings.retryAfter), error });
+  });
+  return (req: IncomingMessage, res: ServerResponse) => app(req, res);
+}
+
+function settingsOf(options: FunctionAppOptions): Settings {
+  const allowed = new Set(
+    options.allowedUsers ?? [agentUser(options.agentNamespace ?? DEFAULT_AGENT_NAMESPACE)],
+  );
+  if (allowed.size === 0) throw new RangeError('function allowedUsers: expected at least one user');
+  const eventTypes = new Set(options.eventTypes ?? [SNAPSHOT_EVENT_TYPE]);
+  if (eventTypes.size === 0) throw new RangeError('function eventTypes: expected at least one type');
+  return {
+    allowed,
+    batchSchema: snapshotBatchSchema(positiveInteger(options.maxBatch ?? DEFAULT_MAX_SNAPSHOTS, 'maxBatch')),
+    maxBodyBytes: positiveInteger(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes'),
+    bodyTimeoutMs: positiveInteger(options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS, 'bodyTimeoutMs'),
+    eventTypes,
+    retryAfter: positiveInteger(options.retryAfterSeconds ?? 1, 'retryAfterSeconds'),
+  };
+}
+
+/** The body's snapshots, all validated, counting a refusal. */
+function validate(
+  req: express.Request,
+  transport: Transport,
+  settings: Settings,
+  metrics: FunctionMetrics,
+): { snapshots: Snapshot[]; at: string; batch: boolean } {
+  const body: unknown = req.body;
+  let data: unknown = body;
+  try {
+    refusePollutingKeys(body);
+    const decoded = decodeBody(transport, req.headers, body, settings.eventTypes);
+    data = decoded.data;
+    const snapshots = parseSnapshots(data, decoded.at, settings.batchSchema);
+    const batch = isPlainObject(data) && Object.hasOwn(data, 'snapshots');
+    return { snapshots, at: decoded.at, batch };
+  } catch (error) {
+    metrics.snapshots.inc({ result: 'invalid' }, claimedCount(data));
+    throw error;
+  }
+}
+
+/** The agent's answer from the leader's, checked to answer every snapshot. */
+function answerOf(
+  forwarded: ForwardResult,
+  snapshots: readonly Snapshot[],
+  metrics: FunctionMetrics,
+): IngestResponse {
+  if (forwarded.results.length !== snapshots.length) {
+    throw new Error(`forward returned ${forwarded.results.length} results for ${snapshots.length} snapshots`);
+  }
+  for (const result of forwarded.results)
+    metrics.snapshots.inc({ result: result.accepted ? 'accepted' : 'dropped' });
+  return { leader: forwarded.leader, term: forwarded.term, results: forwarded.results };
+}
+
+/**
+ * Answers 408 if the body has not been read whole within `ms`, then closes the connection
+ * (the parser, still waiting, then fails on the closed socket and is ignored). Returns the
+ * cancel of the deadline.
+ */
+function startDeadline(
+  req: express.Request,
+  res: express.Response,
+  clock: Clock,
+  ms: number,
+  metrics: FunctionMetrics,
+): () => void {
+  const cancel = clock.schedule(ms, () => {
+    if (res.headersSent) return;
+    const failure: Failure = {
+      status: 408,
+      code: 'body_timeout',
+      message: `body not received within ${ms} ms`,
+    };
+    count(failure, metrics);
+    res.setHeader('Connection', 'close');
+    res.on('finish', () => req.destroy());
+    writeError(res, failure, 1);
+  });
+  res.once('close', cancel);
+  return cancel;
+}
+
+/** Counts every answer by status and times it. */
+function measure(clock: Clock, metrics: FunctionMetrics): express.RequestHandler {
+  return (_req, res, next) => {
+    const start = clock.monotonic();
+    res.on('finish', () => {
+      metrics.requests.inc({ code: String(res.statusCode) });
+      metrics.seconds.observe((clock.monotonic() - start) / 1000);
+    });
+    next();
+  };
+}
+
+/** An error answer. */
+interface Failure {
+  status: number;
+  code: string;
+  message: string;
+}
+
+/** The errors body-parser raises (http-errors), told apart by `type`. */
+const BODY_ERRORS: Readonly<
+  Record<string, (maxBodyBytes: number) => Omit<Failure, 'message'> & { message?: string }>
+> = {
+  'entity.too.large': (max) => ({
+    status: 413,
+    code: 'body_too_large',
+    message: `body larger than ${max} bytes`,
+  }),
+  'entity.parse.failed': () => ({ status: 400, code: 'invalid_json' }),
+  'encoding.unsupported': () => ({
+    status: 415,
+    code: 'unsupported_encoding',
+    message: 'unsupported Content-Encoding',
+  }),
+  'charset.unsupported': () => ({
+    status: 415,
+    code: 'unsupported_charset',
+    message: 'charset must be utf-8',
+  }),
+  'request.aborted': () => ({ status: 400, code: 'aborted', message: 'request aborted' }),
+  'request.size.invalid': () => ({
+    status: 400,
+    code: 'invalid_length',
+    message: 'body length differs from Content-Length',
+  }),
+};
+
+/** The answer for `error`: its own status when it has one a client may see, else 500. */
+function failureOf(error: unknown, maxBodyBytes: number): Failure {
+  if (error instanceof AppError && error.status !== undefined) {
+    return { status: error.status, code: error.code, message: firstLine(error.message) };
+  }
+  const type = (error as { type?: unknown } | null)?.type;
+  const known = typeof type === 'string' ? BODY_ERRORS[type]?.(maxBodyBytes) : undefined;
+  if (known) {
+    // V8's message quotes the body: escaped and cut to one short line.
+    const message = known.message ?? `body is not valid JSON: ${excerpt(describeError(error), 160)}`;
+    return { ...known, message };
+  }
+  return { status: 500, code: 'internal', message: 'internal error' };
+}
+
+/** Codes of credential failures (401, 403, and 503 from TokenReview). */
+const AUTH_CODES = new Set([
+  'missing_token',
+  'malformed_token',
+  'invalid_token',
+  'token_review_unavailable',
+  'forbidden_user',
+  'not_node_bound',
+  'node_mismatch',
+]);
+
+function count(failure: Failure, metrics: FunctionMetrics): void {
+  if (AUTH_CODES.has(failure.code)) metrics.authFailures.inc({ reason: failure.code });
+  else if ([400, 408, 413, 415].includes(failure.status))
+    metrics.validationFailures.inc({ reason: failure.code });
+}
+
+/** Retry-After of a 503: the error's own `retryAfterSeconds` (LeaderUnavailableError), else the default. */
+function retryAfterOf(error: unknown, fallback: number): number {
+  const seconds = (error as { retryAfterSeconds?: unknown } | null)?.retryAfterSeconds;
+  return typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0
+    ? Math.ceil(seconds)
+    : fallback;
+}
+
+function sendError(
+  res: express.Response,
+  failure: Failure,
+  context: { log: Logger; retryAfter: number; error: unknown },
+): void {
+  const { log, retryAfter, error } = context;
+  if (failure.status === 500) log.error({ err: error }, 'snapshots request failed');
+  else if (failure.status === 503) log.warn({ err: error }, 'snapshots request refused: unavailable');
+  else
+    log.debug(
+      { code: failure.code, status: failure.status, detail: detailOf(error) },
+      'snapshots request refused',
+    );
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  writeError(res, failure, retryAfter);
+}
+
+function writeError(res: express.Response, failure: Failure, retryAfter: number): void {
+  if (failure.status === 401) res.setHeader('WWW-Authenticate', wwwAuthenticate(failure.code));
+  if (failure.status === 503) res.setHeader('Retry-After', String(retryAfter));
+  if (failure.status === 405) res.setHeader('Allow', 'POST');
+  res.setHeader('Cache-Control', 'no-store');
+  const body: IngestError = { error: { code: failure.code, message: failure.message } };
+  res.status(failure.status).json(body);
+}
+
+/** RFC 6750 §3: no error code when no credentials were sent. */
+function wwwAuthenticate(code: string): string {
+  const realm = 'Bearer realm="npu-fault"';
+  if (code === 'invalid_token') return `${realm}, error="invalid_token"`;
+  if (code === 'malformed_token') return `${realm}, error="invalid_request"`;
+  return realm;
+}
+
+/** An UnauthenticatedError's reason (TokenReview's status.error), for the debug line only. */
+function detailOf(error: unknown): string | undefined {
+  const detail = (error as { detail?: unknown } | null)?.detail;
+  return typeof detail === 'string' ? detail : undefined;
+}
+
+/** The first line of one of our messages (already printable: they quote input through excerpt). */
+function firstLine(text: string): string {
+  return (text.split('\n', 1)[0] ?? '').trim();
+}
+
+function positiveInteger(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new RangeError(`function ${name}: expected a positive integer, got ${value}`);
+  }
+  return value;
+}
