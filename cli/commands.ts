@@ -43,7 +43,17 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     'Self-healing',
   ),
   agent: planned('agent', '[options]', 'run the node agent', 'Agent'),
-  function: planned('function', '[options]', 'run the ingest function', 'Ingest functions'),
+  function: {
+    spec: {
+      name: 'function',
+      synopsis: '[options]',
+      summary: 'run an ingest function (validates agents’ snapshots, forwards them to the controllers)',
+      description: '',
+      options: {},
+      positionals: { name: 'argument', min: 0, max: 0 },
+    },
+    load: async () => (await import('./function.js')).ingestFunction,
+  },
   controller: {
     // The full spec (every setting a flag) is built from the config schema when the command
     // loads, so listing commands does not load the controller.

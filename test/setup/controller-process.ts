@@ -25,8 +25,8 @@ export interface ControllerProcess {
   other: string[];
   /** Resolves with the first log line (seen or to come) matching `predicate`. */
   waitForLog(predicate: (line: LogLine) => boolean, timeoutMs: number, what: string): Promise<LogLine>;
-  /** Port of the named server (`observations` or `metrics`), from its `listening` line. */
-  port(server: 'observations' | 'metrics'): Promise<number>;
+  /** Port of the named server (`observations` or `metrics`; a function's is `http`), from its `listening` line. */
+  port(server: 'observations' | 'metrics' | 'http'): Promise<number>;
   /** Sends `signal` and resolves with the exit code (or the signal name). */
   stop(signal?: NodeJS.Signals): Promise<number | string>;
   exited: Promise<number | string>;
@@ -48,18 +48,17 @@ export function startControllerProcess(options: {
   env?: Record<string, string>;
   /** The script to run (default bin/npu-fault.js; a benchmark passes dist/cli/run.js). */
   entry?: string;
+  /** `function` runs an ingest function instead (one port, no identity); `identity` then only names it. */
+  command?: 'controller' | 'function';
 }): ControllerProcess {
+  const command = options.command ?? 'controller';
+  const own =
+    command === 'controller'
+      ? [`--identity=${options.identity}`, '--listen=127.0.0.1:0', '--metrics-listen=127.0.0.1:0']
+      : ['--listen=127.0.0.1:0'];
   const child = spawn(
     process.execPath,
-    [
-      options.entry ?? BIN,
-      'controller',
-      `--kubeconfig=${options.kubeconfig}`,
-      `--identity=${options.identity}`,
-      '--listen=127.0.0.1:0',
-      '--metrics-listen=127.0.0.1:0',
-      ...options.args,
-    ],
+    [options.entry ?? BIN, command, `--kubeconfig=${options.kubeconfig}`, ...own, ...options.args],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },

@@ -1,6 +1,7 @@
 /**
- * The controller's shipped RBAC (k8s/controller/leader-election-rbac.yaml and rbac.yaml),
- * applied into a test namespace so that a test acts as the controller's ServiceAccount with
+ * The controller's shipped RBAC (k8s/controller/leader-election-rbac.yaml and rbac.yaml), and
+ * the ingest function's (k8s/functions/base/rbac.yaml), applied into a test namespace so that
+ * a test acts as the component's ServiceAccount with
  * exactly those rules: `ai-infra` becomes the test namespace, and the cluster-scoped objects
  * (ClusterRole, ClusterRoleBinding) get the namespace appended to their names so that test
  * files running at once do not share them. Nothing else is changed: a rule the code needs
@@ -17,14 +18,27 @@ export const CONTROLLER_SERVICE_ACCOUNT = 'npu-fault-controller';
 
 const RBAC_FILES = ['leader-election-rbac.yaml', 'rbac.yaml'];
 
+/** The ServiceAccount the ingest function runs as (k8s/functions/base/serviceaccount.yaml). */
+export const FUNCTION_SERVICE_ACCOUNT = 'npu-fault-function';
+
 /** The controller's RBAC objects as shipped, rewritten for `namespace`. */
 export function controllerRbacObjects(namespace: string): k8s.KubernetesObject[] {
+  return rbacObjects(
+    RBAC_FILES.map((file) => `controller/${file}`),
+    namespace,
+  );
+}
+
+/** The ingest function's RBAC objects as shipped (k8s/functions/base/rbac.yaml), rewritten for `namespace`. */
+export function functionRbacObjects(namespace: string): k8s.KubernetesObject[] {
+  return rbacObjects(['functions/base/rbac.yaml'], namespace);
+}
+
+/** RBAC objects of manifests under k8s/, rewritten for `namespace` (see the file comment). */
+function rbacObjects(files: readonly string[], namespace: string): k8s.KubernetesObject[] {
   const objects: k8s.KubernetesObject[] = [];
-  for (const file of RBAC_FILES) {
-    const text = readFileSync(
-      fileURLToPath(new URL(`../../k8s/controller/${file}`, import.meta.url)),
-      'utf8',
-    );
+  for (const file of files) {
+    const text = readFileSync(fileURLToPath(new URL(`../../k8s/${file}`, import.meta.url)), 'utf8');
     for (const document of parseAllDocuments(text)) {
       const object = document.toJS() as k8s.KubernetesObject & {
         roleRef?: { kind: string; name: string };
@@ -60,10 +74,22 @@ export interface ControllerAccess {
  * ServiceAccount there. Call `dispose` in afterAll.
  */
 export async function controllerAccess(ns: TestNamespace): Promise<ControllerAccess> {
+  return access(ns, controllerRbacObjects(ns.name), CONTROLLER_SERVICE_ACCOUNT);
+}
+
+/** The ingest function's identity in a test namespace, under its shipped RBAC. */
+export async function functionAccess(ns: TestNamespace): Promise<ControllerAccess> {
+  return access(ns, functionRbacObjects(ns.name), FUNCTION_SERVICE_ACCOUNT);
+}
+
+async function access(
+  ns: TestNamespace,
+  created: k8s.KubernetesObject[],
+  serviceAccount: string,
+): Promise<ControllerAccess> {
   const objects = k8s.KubernetesObjectApi.makeApiClient(ns.admin);
-  const created = controllerRbacObjects(ns.name);
   for (const object of created) await objects.create(object);
-  const another = (): Promise<k8s.KubeConfig> => ns.serviceAccountKubeConfig(CONTROLLER_SERVICE_ACCOUNT);
+  const another = (): Promise<k8s.KubeConfig> => ns.serviceAccountKubeConfig(serviceAccount);
   return {
     kubeConfig: await another(),
     another,

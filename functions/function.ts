@@ -1,0 +1,131 @@
+/**
+ * The ingest function, assembled: the agent-facing app (functions/app/) in front of the
+ * forwarder (functions/forwarder/), on one port that also serves /healthz, /readyz and
+ * /metrics (Knative gives a Service one port). Stateless: its only state is caches (token
+ * reviews, the replicas and the leader it follows), so it scales and restarts freely.
+ */
+import * as k8s from '@kubernetes/client-node';
+import {
+  createHttpServer,
+  type Clock,
+  type HttpServer,
+  type Logger,
+  type Registry,
+  type Runnable,
+} from '../platform/index.js';
+import { createKubeListWatchClient, createTokenReviewer, kubeTokenReview } from '../platform/k8s/index.js';
+import { createFunctionApp, agentUser } from './app/index.js';
+import type { FunctionConfig } from './config.js';
+import {
+  createEndpointSliceReplicaSource,
+  createForwarder,
+  createLeaseLeaderSource,
+  createStaticReplicaSource,
+  endpointSlicesCollection,
+  leaseCollection,
+  parseControllers,
+  tokenFromFile,
+  type RunningForwarder,
+} from './forwarder/index.js';
+
+/** What the function is built from (cli/function.ts builds these from the command line). */
+export interface FunctionDeps {
+  config: FunctionConfig;
+  /** Where to listen (the config's, else $PORT, else 8080). */
+  listen: { host?: string | undefined; port: number };
+  kubeConfig: k8s.KubeConfig;
+  clock: Clock;
+  log: Logger;
+  registry: Registry;
+}
+
+/** The assembled function. */
+export interface IngestFunction {
+  runnables: Runnable[];
+  server: HttpServer;
+  forwarder: RunningForwarder;
+}
+
+/** Builds every part; run `runnables` with runAll. */
+export function createIngestFunction(deps: FunctionDeps): IngestFunction {
+  const { config, kubeConfig, clock, log, registry } = deps;
+  const parts: Runnable[] = [];
+  const replicas =
+    config.controllers.length > 0
+      ? createStaticReplicaSource(parseControllers(config.controllers.join(',')))
+      : createEndpointSliceReplicaSource({
+          client: createKubeListWatchClient(
+            kubeConfig,
+            endpointSlicesCollection(
+              kubeConfig.makeApiClient(k8s.DiscoveryV1Api),
+              config.namespace,
+              config.controllerService,
+            ),
+          ),
+          clock,
+          log: log.child({ part: 'endpointslices' }),
+          registry,
+        });
+  // Out of a cluster with a static list the Lease is still the authority on who leads, when
+  // it can be read; answers of the replicas fill in otherwise (forwarder.ts "Who leads").
+  const lease = createLeaseLeaderSource({
+    client: createKubeListWatchClient(
+      kubeConfig,
+      leaseCollection(kubeConfig.makeApiClient(k8s.CoordinationV1Api), config.namespace, config.lease),
+    ),
+    clock,
+    log: log.child({ part: 'lease' }),
+    registry,
+  });
+  // The forwarder runs its replica and leader sources itself (forwarder.ts start()).
+  const forwarder = createForwarder(
+    {
+      replicas,
+      lease,
+      token:
+        config.tokenFile !== undefined ? tokenFromFile(config.tokenFile) : () => kubeConfigToken(kubeConfig),
+      clock,
+      log: log.child({ part: 'forwarder' }),
+      registry,
+    },
+    {
+      batchWindowMs: config.forward.batchWindowMs,
+      leaderTimeoutMs: config.forward.leaderTimeoutMs,
+      maxQueuedBatches: config.forward.maxQueuedBatches,
+    },
+  );
+  parts.push(forwarder);
+  const reviewer = createTokenReviewer({
+    review: kubeTokenReview(kubeConfig.makeApiClient(k8s.AuthenticationV1Api)),
+    clock,
+    ttlMs: config.auth.cacheSeconds * 1000,
+    audiences: config.auth.audiences,
+  });
+  const handler = createFunctionApp(
+    { authenticate: reviewer.authenticate, forwarder, clock, log, registry },
+    {
+      allowedUsers:
+        config.auth.allowedUsers.length > 0 ? config.auth.allowedUsers : [agentUser(config.namespace)],
+      agentNamespace: config.namespace,
+      maxBatch: config.limits.maxBatch,
+      maxBodyBytes: config.limits.maxBodyBytes,
+    },
+  );
+  const server = createHttpServer({
+    name: 'http',
+    ...(deps.listen.host ? { host: deps.listen.host } : {}),
+    port: deps.listen.port,
+    log,
+    registry,
+    handler,
+  });
+  server.addReadyCheck('controllers', () => forwarder.ready() || 'no controller replica or no leader known');
+  return { runnables: [server, ...parts], server, forwarder };
+}
+
+/** The bearer token of the kubeconfig's user (out of a cluster, without --token-file). */
+function kubeConfigToken(kubeConfig: k8s.KubeConfig): string {
+  const token = kubeConfig.getCurrentUser()?.token;
+  if (!token) throw new Error('no token: give --token-file, or a kubeconfig whose user has a token');
+  return token;
+}
