@@ -1,0 +1,255 @@
+/**
+ * `npm run bench:function -- [--rates 1000,2000,3000,4000] [--seconds S] [--nodes N]`: one
+ * ingest function process pinned to one core (taskset -c 0), fed by agent-shaped clients with
+ * real pod-bound tokens (TokenReview against the local control plane, cached as in
+ * production), forwarding to two replicas that answer like controllers (the leader and a
+ * follower, in this process, on the other core). Each rate runs open-loop for S seconds:
+ * one 8-device 910B snapshot per request, requests spread evenly. Reports per rate the
+ * achieved snapshots/s, errors, and latency p50/p99/max at the client, which is what the
+ * function adds (the stand-in replicas answer in well under a millisecond). The function runs
+ * the compiled build with its Deployment's NODE_OPTIONS. Prints one JSON line. Not part of
+ * the test suite.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import { Agent, request } from 'undici';
+import type { Snapshot } from '../contracts/index.js';
+import { npuSnapshot } from '../core/engine/testing.js';
+import { buildControlPlane, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
+import { functionRbacObjects } from '../test/setup/controller-rbac.js';
+import {
+  startControllerProcess,
+  writeKubeConfig,
+  type ControllerProcess,
+} from '../test/setup/controller-process.js';
+import { kubeConfigWithToken } from '../test/setup/cluster.js';
+
+const NS = 'ai-infra';
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const run = promisify(execFile);
+
+function options(): { rates: number[]; seconds: number; nodes: number } {
+  const { values } = parseArgs({
+    options: { rates: { type: 'string' }, seconds: { type: 'string' }, nodes: { type: 'string' } },
+  });
+  const rates = (values.rates ?? '1000,2000,3000,4000').split(',').map(Number);
+  const seconds = Number(values.seconds ?? 15);
+  const nodes = Number(values.nodes ?? 100);
+  if (rates.some((r) => !(r > 0)) || !(seconds > 0) || !Number.isInteger(nodes) || nodes < 1)
+    throw new Error('--rates r1,r2 > 0, --seconds > 0, --nodes >= 1');
+  return { rates, seconds, nodes };
+}
+
+/** A stand-in controller replica: answers every batch at once, as the leader or a follower. */
+function standIn(identity: string, leader: boolean): Promise<{ url: string; close: () => void }> {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        observations: { snapshot: Snapshot }[];
+      };
+      const results = body.observations.map((o) =>
+        leader
+          ? { node: o.snapshot.node, accepted: true, entry: null }
+          : { node: o.snapshot.node, accepted: true },
+      );
+      const answer = leader
+        ? { leader: true, identity, term: 1, results }
+        : { leader: false, identity, leader_identity: 'leader', results };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer));
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address() as { port: number };
+      resolve({ url: `http://127.0.0.1:${address.port}`, close: () => server.close() });
+    }),
+  );
+}
+
+function percentile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+}
+
+function shippedNodeOptions(): string {
+  const text = readFileSync(join(ROOT, 'k8s/functions/base/deployment.yaml'), 'utf8');
+  return /name: NODE_OPTIONS\s+value: (.+)/.exec(text)?.[1]?.trim() ?? '';
+}
+
+async function main(): Promise<void> {
+  const opts = options();
+  const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-plane-'));
+  let fn: ControllerProcess | undefined;
+  const closers: (() => void)[] = [];
+  try {
+    await buildControlPlane((l) => process.stderr.write(`${l}\n`));
+    process.stderr.write('[bench] npm run build\n');
+    await run('npm', ['run', 'build'], { cwd: ROOT });
+    const state = await startControlPlane({ stateDir, log: (l) => process.stderr.write(`${l}\n`) });
+    const admin = new k8s.KubeConfig();
+    admin.loadFromFile(state.kubeconfig);
+    const core = admin.makeApiClient(k8s.CoreV1Api);
+    const objects = k8s.KubernetesObjectApi.makeApiClient(admin);
+    await core.createNamespace({ body: { metadata: { name: NS } } });
+    for (const object of functionRbacObjects(NS)) await objects.create(object);
+    for (const sa of ['npu-fault-function', 'npu-fault-agent'])
+      await core.createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: sa } } });
+    const fnToken = await core.createNamespacedServiceAccountToken({
+      name: 'npu-fault-function',
+      namespace: NS,
+      body: { spec: { audiences: [], expirationSeconds: 7200 } },
+    });
+    // One node, pod and pod-bound token per simulated agent.
+    process.stderr.write(`[bench] ${opts.nodes} nodes, pods and pod-bound tokens\n`);
+    const agents: { node: string; token: string; snapshot: Snapshot }[] = [];
+    for (let i = 0; i < opts.nodes; i++) {
+      const node = `bench-${String(i).padStart(4, '0')}`;
+      await core.createNode({ body: { metadata: { name: node } } });
+      const pod = await core.createNamespacedPod({
+        namespace: NS,
+        body: {
+          metadata: { name: `agent-${i}` },
+          spec: {
+            nodeName: node,
+            serviceAccountName: 'npu-fault-agent',
+            containers: [{ name: 'a', image: 'a' }],
+          },
+        },
+      });
+      const minted = await core.createNamespacedServiceAccountToken({
+        name: 'npu-fault-agent',
+        namespace: NS,
+        body: {
+          spec: {
+            audiences: ['npu-fault'],
+            expirationSeconds: 7200,
+            boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: `agent-${i}`, uid: pod.metadata?.uid },
+          },
+        },
+      });
+      agents.push({
+        node,
+        token: minted.status?.token ?? '',
+        snapshot: npuSnapshot(
+          { node, boot: 'b', seq: 0, t: 0 },
+          Array.from({ length: 8 }, (_, npu) => ({ npu })),
+        ),
+      });
+    }
+    const leader = await standIn('leader', true);
+    const follower = await standIn('follower', false);
+    closers.push(leader.close, follower.close);
+    const nodeOptions = shippedNodeOptions();
+    fn = startControllerProcess({
+      identity: 'function',
+      command: 'function',
+      entry: join(ROOT, 'dist/cli/run.js'),
+      kubeconfig: writeKubeConfig(kubeConfigWithToken(admin, fnToken.status?.token ?? '')),
+      args: [
+        `--namespace=${NS}`,
+        `--controllers=leader=${leader.url},follower=${follower.url}`,
+        '--log-level=info',
+      ],
+      env: { NODE_OPTIONS: nodeOptions },
+    });
+    const port = await fn.port('http');
+    // Pin the function to core 0 and this process (clients, stand-ins) to the others.
+    const cores = cpus().length;
+    if (cores > 1 && fn.child.pid) {
+      await run('taskset', ['-a', '-p', '-c', '0', String(fn.child.pid)]);
+      await run('taskset', ['-a', '-p', '-c', `1-${cores - 1}`, String(process.pid)]);
+    }
+    const dispatcher = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
+    const url = `http://127.0.0.1:${port}/v1/snapshots`;
+    const post = async (agent: (typeof agents)[number]): Promise<{ ms: number; status: number }> => {
+      (agent.snapshot as { seq: number }).seq++;
+      (agent.snapshot as { collected_at: string }).collected_at = new Date().toISOString();
+      const body = JSON.stringify(agent.snapshot);
+      const started = performance.now();
+      const response = await request(url, {
+        method: 'POST',
+        dispatcher,
+        headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+        body,
+      });
+      await response.body.dump();
+      return { ms: performance.now() - started, status: response.statusCode };
+    };
+    // Warm-up: every token reviewed once (cached afterwards, as in production), JIT warm.
+    for (let round = 0; round < 3; round++) await Promise.all(agents.map((a) => post(a)));
+    const results: Record<string, unknown>[] = [];
+    for (const rate of opts.rates) {
+      const latencies: number[] = [];
+      let errors = 0;
+      const statuses: Record<string, number> = {};
+      const total = rate * opts.seconds;
+      const started = performance.now();
+      const inflight: Promise<void>[] = [];
+      let sent = 0;
+      await new Promise<void>((resolve) => {
+        const tick = (): void => {
+          const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * rate));
+          while (sent < due) {
+            const agent = agents[sent % agents.length]!;
+            sent++;
+            inflight.push(
+              post(agent).then(
+                (r) => {
+                  latencies.push(r.ms);
+                  statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+                  if (r.status !== 200) errors++;
+                },
+                () => void errors++,
+              ),
+            );
+          }
+          if (sent >= total) resolve();
+          else setTimeout(tick, 2);
+        };
+        tick();
+      });
+      await Promise.all(inflight);
+      const seconds = (performance.now() - started) / 1000;
+      latencies.sort((a, b) => a - b);
+      results.push({
+        targetPerSecond: rate,
+        achievedPerSecond: Math.round(latencies.length / seconds),
+        errors,
+        statuses,
+        latencyMs: {
+          p50: Number(percentile(latencies, 0.5).toFixed(2)),
+          p99: Number(percentile(latencies, 0.99).toFixed(2)),
+          max: Number((latencies.at(-1) ?? Number.NaN).toFixed(2)),
+        },
+      });
+      process.stderr.write(`[bench] ${JSON.stringify(results.at(-1))}\n`);
+    }
+    console.log(
+      JSON.stringify({
+        machine: `${cpus().length} cores`,
+        functionPinnedToCore: cores > 1 ? 0 : 'n/a',
+        nodeOptions,
+        nodes: opts.nodes,
+        seconds: opts.seconds,
+        results,
+      }),
+    );
+    await dispatcher.close();
+  } finally {
+    for (const close of closers) close();
+    await fn?.stop('SIGTERM');
+    await stopControlPlane(stateDir).catch(() => undefined);
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
+await main();
