@@ -35,16 +35,21 @@ const NS = 'ai-infra';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 
-function options(): { rates: number[]; seconds: number; nodes: number } {
+function options(): { rates: number[]; seconds: number; nodes: number; nodeOptions: string } {
   const { values } = parseArgs({
-    options: { rates: { type: 'string' }, seconds: { type: 'string' }, nodes: { type: 'string' } },
+    options: {
+      rates: { type: 'string' },
+      seconds: { type: 'string' },
+      nodes: { type: 'string' },
+      'node-options': { type: 'string' },
+    },
   });
   const rates = (values.rates ?? '1000,2000,3000,4000').split(',').map(Number);
   const seconds = Number(values.seconds ?? 15);
   const nodes = Number(values.nodes ?? 100);
   if (rates.some((r) => !(r > 0)) || !(seconds > 0) || !Number.isInteger(nodes) || nodes < 1)
     throw new Error('--rates r1,r2 > 0, --seconds > 0, --nodes >= 1');
-  return { rates, seconds, nodes };
+  return { rates, seconds, nodes, nodeOptions: values['node-options'] ?? shippedNodeOptions() };
 }
 
 /** A stand-in controller replica: answers every batch at once, as the leader or a follower. */
@@ -148,7 +153,7 @@ async function main(): Promise<void> {
     const leader = await standIn('leader', true);
     const follower = await standIn('follower', false);
     closers.push(leader.close, follower.close);
-    const nodeOptions = shippedNodeOptions();
+    const nodeOptions = opts.nodeOptions;
     fn = startControllerProcess({
       identity: 'function',
       command: 'function',
@@ -187,7 +192,15 @@ async function main(): Promise<void> {
     // Warm-up: every token reviewed once (cached afterwards, as in production), JIT warm.
     for (let round = 0; round < 3; round++) await Promise.all(agents.map((a) => post(a)));
     const results: Record<string, unknown>[] = [];
+    const cpuSeconds = async (): Promise<number> => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith('npu_fault_function_process_cpu_seconds_total '));
+      return Number(line?.split(' ')[1]);
+    };
     for (const rate of opts.rates) {
+      const cpuBefore = await cpuSeconds();
       const latencies: number[] = [];
       let errors = 0;
       const statuses: Record<string, number> = {};
@@ -219,10 +232,15 @@ async function main(): Promise<void> {
       });
       await Promise.all(inflight);
       const seconds = (performance.now() - started) / 1000;
+      const cpu = (await cpuSeconds()) - cpuBefore;
       latencies.sort((a, b) => a - b);
       results.push({
         targetPerSecond: rate,
         achievedPerSecond: Math.round(latencies.length / seconds),
+        // The function's own CPU: what one core's capacity is judged by when the clients,
+        // sharing the other cores, cannot push it to saturation.
+        functionCpuShareOfOneCore: Number((cpu / seconds).toFixed(3)),
+        functionCpuMicrosecondsPerSnapshot: Math.round((cpu * 1e6) / latencies.length),
         errors,
         statuses,
         latencyMs: {
