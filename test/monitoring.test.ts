@@ -115,9 +115,14 @@ async function kustomize(dir: string): Promise<k8s.KubernetesObject[]> {
   return parseAllDocuments(stdout).map((d) => d.toJS() as k8s.KubernetesObject);
 }
 
-function only<T extends k8s.KubernetesObject>(objects: k8s.KubernetesObject[], kind: string): T {
-  const found = objects.filter((o) => o.kind === kind);
-  if (found.length !== 1) throw new Error(`expected one ${kind}, rendered ${found.length}`);
+function only<T extends k8s.KubernetesObject>(
+  objects: k8s.KubernetesObject[],
+  kind: string,
+  name?: string,
+): T {
+  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata?.name === name));
+  if (found.length !== 1)
+    throw new Error(`expected one ${kind}${name ? ` ${name}` : ''}, rendered ${found.length}`);
   return found[0] as T;
 }
 
@@ -349,8 +354,8 @@ describe('k8s/monitoring: the scrape', () => {
     const service = main.find(
       (o) => o.kind === 'Service' && o.metadata?.name === 'npu-fault-controller',
     ) as k8s.V1Service;
-    const deployment = only<k8s.V1Deployment>(main, 'Deployment');
-    const pdb = only<k8s.V1PodDisruptionBudget>(main, 'PodDisruptionBudget');
+    const deployment = only<k8s.V1Deployment>(main, 'Deployment', 'npu-fault-controller');
+    const pdb = only<k8s.V1PodDisruptionBudget>(main, 'PodDisruptionBudget', 'npu-fault-controller');
     const podLabels = deployment.spec?.template.metadata?.labels ?? {};
     const container = deployment.spec?.template.spec?.containers[0];
 
@@ -382,7 +387,7 @@ describe('k8s/monitoring: the scrape', () => {
       ],
     };
     await writeFile(join(overlay, 'kustomization.yaml'), stringify(kustomization));
-    const deployment = only<k8s.V1Deployment>(await kustomize(overlay), 'Deployment');
+    const deployment = only<k8s.V1Deployment>(await kustomize(overlay), 'Deployment', 'npu-fault-controller');
     expect(deployment.spec?.template.spec?.containers.map((c) => c.image)).toEqual([
       'registry.example.com/npu-fault:9.9.9',
     ]);
