@@ -35,13 +35,20 @@ const NS = 'ai-infra';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 
-function options(): { rates: number[]; seconds: number; nodes: number; nodeOptions: string } {
+function options(): {
+  rates: number[];
+  seconds: number;
+  nodes: number;
+  nodeOptions: string;
+  functionArgs: string[];
+} {
   const { values } = parseArgs({
     options: {
       rates: { type: 'string' },
       seconds: { type: 'string' },
       nodes: { type: 'string' },
       'node-options': { type: 'string' },
+      'function-args': { type: 'string' },
     },
   });
   const rates = (values.rates ?? '1000,2000,3000,4000').split(',').map(Number);
@@ -49,7 +56,13 @@ function options(): { rates: number[]; seconds: number; nodes: number; nodeOptio
   const nodes = Number(values.nodes ?? 100);
   if (rates.some((r) => !(r > 0)) || !(seconds > 0) || !Number.isInteger(nodes) || nodes < 1)
     throw new Error('--rates r1,r2 > 0, --seconds > 0, --nodes >= 1');
-  return { rates, seconds, nodes, nodeOptions: values['node-options'] ?? shippedNodeOptions() };
+  return {
+    rates,
+    seconds,
+    nodes,
+    nodeOptions: values['node-options'] ?? shippedNodeOptions(),
+    functionArgs: (values['function-args'] ?? '').split(' ').filter(Boolean),
+  };
 }
 
 /** A stand-in controller replica: answers every batch at once, as the leader or a follower. */
@@ -254,6 +267,7 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         machine: `${cpus().length} cores`,
+        functionArgs: opts.functionArgs,
         functionPinnedToCore: cores > 1 ? 0 : 'n/a',
         nodeOptions,
         nodes: opts.nodes,

@@ -81,6 +81,12 @@ export const functionConfigSchema = z.strictObject({
       .nonnegative()
       .default(20)
       .describe('snapshots arriving within this are sent together'),
+    flushWhenIdle: z
+      .boolean()
+      .default(true)
+      .describe(
+        'send at once when the leader has nothing in flight (lowest latency; more requests under load)',
+      ),
     leaderTimeoutMs: z
       .number()
       .positive()

@@ -90,6 +90,7 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
     },
     {
       batchWindowMs: config.forward.batchWindowMs,
+      flushWhenIdle: config.forward.flushWhenIdle,
       leaderTimeoutMs: config.forward.leaderTimeoutMs,
       maxQueuedBatches: config.forward.maxQueuedBatches,
     },
