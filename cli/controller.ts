@@ -23,6 +23,7 @@ import {
   runAll,
   systemClock,
 } from '../platform/index.js';
+import { isExit } from './args.js';
 import { componentSpec, loadComponentConfig } from './component.js';
 import { EXIT_DATA, type CliIO, type Subcommand } from './io.js';
 
@@ -44,8 +45,8 @@ Locally, against \`npm run cluster:up\`:
 /** Runs the controller until a termination signal. */
 export const controller: Subcommand = async (args: string[], io: CliIO): Promise<number> => {
   const loaded = loadComponentConfig(CONTROLLER, controllerConfigSchema, args, io, process.env);
-  if ('exit' in loaded && Object.keys(loaded).length === 1) return loaded.exit as number;
-  const config = loaded as Exclude<typeof loaded, { exit: number }>;
+  if (isExit(loaded)) return loaded.exit;
+  const config = loaded;
   let fallbackRules: Rules = DEFAULT_RULES;
   if (config.rules !== undefined) {
     try {

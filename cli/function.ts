@@ -15,6 +15,7 @@ import {
   runAll,
   systemClock,
 } from '../platform/index.js';
+import { isExit } from './args.js';
 import { componentSpec, loadComponentConfig } from './component.js';
 import { EXIT_DATA, EXIT_USAGE, type CliIO, type Subcommand } from './io.js';
 
@@ -44,8 +45,8 @@ export const ingestFunction: Subcommand = async (args: string[], io: CliIO): Pro
   if (env.NPU_FAULT_NAMESPACE === undefined && existsSync(POD_NAMESPACE_FILE))
     env.NPU_FAULT_NAMESPACE = readFileSync(POD_NAMESPACE_FILE, 'utf8').trim();
   const loaded = loadComponentConfig(FUNCTION, functionConfigSchema, args, io, env);
-  if ('exit' in loaded && Object.keys(loaded).length === 1) return loaded.exit as number;
-  const config = loaded as Exclude<typeof loaded, { exit: number }>;
+  if (isExit(loaded)) return loaded.exit;
+  const config = loaded;
   let listen = config.listen;
   if (listen === undefined) {
     const port = Number(env.PORT ?? 8080);

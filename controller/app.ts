@@ -16,8 +16,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Rules } from '../contracts/index.js';
-import type { NodeSeed, ReloadableEngine } from '../core/engine/index.js';
-import { createEngine } from '../core/engine/index.js';
+import { createEngine, type NodeSeed, type ReloadableEngine } from '../core/engine/index.js';
 import {
   AppError,
   createHttpServer,
@@ -31,7 +30,12 @@ import {
 import { createTokenReviewer, kubeTokenReview } from '../platform/k8s/index.js';
 import type { ControllerConfig } from './config.js';
 import { EngineHost, type ObservationJournal } from './engine-host.js';
-import { createKubeLeaseClient, createLeaderElector, type LeaderElector } from './leader-election/index.js';
+import {
+  createKubeLeaseClient,
+  createLeaderElector,
+  type LeaderElector,
+  type Leadership,
+} from './leader-election/index.js';
 import { LeaderSession } from './leader-session.js';
 import { createControllerMetrics } from './metrics.js';
 import { NodeSync } from './node-sync.js';
@@ -222,7 +226,7 @@ export function createController(deps: ControllerDeps): Controller {
     elector,
     pendingClears: () => nodeSync.pendingClears(),
     clearedAt: (node: string) => nodeSync.clearedAt(node),
-    nodeStatus: (leadership: () => import('./leader-election/index.js').Leadership) =>
+    nodeStatus: (leadership: () => Leadership) =>
       createNodeStatusWriter(
         {
           client: nodeClient,
