@@ -30,12 +30,14 @@
 import express from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Snapshot, PublishedNode } from '../../contracts/index.js';
-import { excerpt } from '../../core/errors.js';
 import type { ObserveResult } from '../../core/engine/index.js';
 import {
   AppError,
-  describeError,
+  errorDetail,
+  httpFailureOf,
+  wwwAuthenticate,
   type Clock,
+  type HttpFailure,
   type Logger,
   type Registry,
   type RequestHandler,
@@ -154,7 +156,7 @@ export function createObservationsApp(
     throw new AppError('not_found', 'not found', { status: 404 });
   });
   app.use((error: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) =>
-    sendError(res, failureOf(error, maxBodyBytes), { log, retryAfter, error }),
+    sendError(res, httpFailureOf(error, maxBodyBytes), { log, retryAfter, error }),
   );
   return (req: IncomingMessage, res: ServerResponse) => app(req, res);
 }
@@ -220,59 +222,9 @@ function requireJson(req: express.Request, _res: express.Response, next: express
   next();
 }
 
-/** An error answer. */
-interface Failure {
-  status: number;
-  code: string;
-  message: string;
-}
-
-/** The errors body-parser raises (http-errors), told apart by `type`. */
-const BODY_ERRORS: Readonly<
-  Record<string, (maxBodyBytes: number) => Omit<Failure, 'message'> & { message?: string }>
-> = {
-  'entity.too.large': (max) => ({
-    status: 413,
-    code: 'body_too_large',
-    message: `body larger than ${max} bytes`,
-  }),
-  'entity.parse.failed': () => ({ status: 400, code: 'invalid_json' }),
-  'encoding.unsupported': () => ({
-    status: 415,
-    code: 'unsupported_encoding',
-    message: 'unsupported Content-Encoding',
-  }),
-  'charset.unsupported': () => ({
-    status: 415,
-    code: 'unsupported_charset',
-    message: 'charset must be utf-8',
-  }),
-  'request.aborted': () => ({ status: 400, code: 'aborted', message: 'request aborted' }),
-  'request.size.invalid': () => ({
-    status: 400,
-    code: 'invalid_length',
-    message: 'body length differs from Content-Length',
-  }),
-};
-
-/** The answer for `error`: its own status when it has one a client may see, else 500. */
-function failureOf(error: unknown, maxBodyBytes: number): Failure {
-  if (error instanceof AppError && error.status !== undefined) {
-    return { status: error.status, code: error.code, message: firstLine(error.message) };
-  }
-  const type = (error as { type?: unknown } | null)?.type;
-  const known = typeof type === 'string' ? BODY_ERRORS[type]?.(maxBodyBytes) : undefined;
-  if (known) {
-    // V8's message quotes the body: escaped and cut to one short line.
-    const message = known.message ?? `body is not valid JSON: ${excerpt(describeError(error), 160)}`;
-    return { ...known, message };
-  }
-  return { status: 500, code: 'internal', message: 'internal error' };
-}
-
 function sendError(
   res: express.Response,
-  failure: Failure,
+  failure: HttpFailure,
   context: { log: Logger; retryAfter: string; error: unknown },
 ): void {
   const { log, retryAfter, error } = context;
@@ -280,7 +232,7 @@ function sendError(
   else if (failure.status === 503) log.warn({ err: error }, 'observations request refused: unavailable');
   else
     log.debug(
-      { code: failure.code, status: failure.status, detail: detailOf(error) },
+      { code: failure.code, status: failure.status, detail: errorDetail(error) },
       'observations request refused',
     );
   if (res.headersSent) {
@@ -293,25 +245,6 @@ function sendError(
   res.setHeader('Cache-Control', 'no-store');
   const body: ObservationsError = { error: { code: failure.code, message: failure.message } };
   res.status(failure.status).json(body);
-}
-
-/** RFC 6750 §3: no error code when no credentials were sent. */
-function wwwAuthenticate(code: string): string {
-  const realm = 'Bearer realm="npu-fault"';
-  if (code === 'invalid_token') return `${realm}, error="invalid_token"`;
-  if (code === 'malformed_token') return `${realm}, error="invalid_request"`;
-  return realm;
-}
-
-/** An UnauthenticatedError's reason (TokenReview's status.error), for the debug line only. */
-function detailOf(error: unknown): string | undefined {
-  const detail = (error as { detail?: unknown } | null)?.detail;
-  return typeof detail === 'string' ? detail : undefined;
-}
-
-/** The first line of one of our messages (already printable: they quote input through excerpt). */
-function firstLine(text: string): string {
-  return (text.split('\n', 1)[0] ?? '').trim();
 }
 
 function positiveInteger(value: number, name: string): number {

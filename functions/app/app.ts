@@ -22,11 +22,13 @@
  */
 import express from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { excerpt } from '../../core/errors.js';
 import {
   AppError,
-  describeError,
+  errorDetail,
+  httpFailureOf,
+  wwwAuthenticate,
   type Clock,
+  type HttpFailure,
   type Logger,
   type Registry,
   type RequestHandler,
@@ -169,7 +171,7 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
   });
   app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
     state(res).cancelDeadline?.();
-    const failure = failureOf(error, settings.maxBodyBytes);
+    const failure = httpFailureOf(error, settings.maxBodyBytes);
     if (!res.headersSent) count(failure, metrics); // else answered already (408), counted then
     sendError(res, failure, { log, retryAfter: retryAfterOf(error, settings.retryAfter), error });
   });
@@ -243,7 +245,7 @@ function startDeadline(
 ): () => void {
   const cancel = clock.schedule(ms, () => {
     if (res.headersSent) return;
-    const failure: Failure = {
+    const failure: HttpFailure = {
       status: 408,
       code: 'body_timeout',
       message: `body not received within ${ms} ms`,
@@ -269,56 +271,6 @@ function measure(clock: Clock, metrics: FunctionMetrics): express.RequestHandler
   };
 }
 
-/** An error answer. */
-interface Failure {
-  status: number;
-  code: string;
-  message: string;
-}
-
-/** The errors body-parser raises (http-errors), told apart by `type`. */
-const BODY_ERRORS: Readonly<
-  Record<string, (maxBodyBytes: number) => Omit<Failure, 'message'> & { message?: string }>
-> = {
-  'entity.too.large': (max) => ({
-    status: 413,
-    code: 'body_too_large',
-    message: `body larger than ${max} bytes`,
-  }),
-  'entity.parse.failed': () => ({ status: 400, code: 'invalid_json' }),
-  'encoding.unsupported': () => ({
-    status: 415,
-    code: 'unsupported_encoding',
-    message: 'unsupported Content-Encoding',
-  }),
-  'charset.unsupported': () => ({
-    status: 415,
-    code: 'unsupported_charset',
-    message: 'charset must be utf-8',
-  }),
-  'request.aborted': () => ({ status: 400, code: 'aborted', message: 'request aborted' }),
-  'request.size.invalid': () => ({
-    status: 400,
-    code: 'invalid_length',
-    message: 'body length differs from Content-Length',
-  }),
-};
-
-/** The answer for `error`: its own status when it has one a client may see, else 500. */
-function failureOf(error: unknown, maxBodyBytes: number): Failure {
-  if (error instanceof AppError && error.status !== undefined) {
-    return { status: error.status, code: error.code, message: firstLine(error.message) };
-  }
-  const type = (error as { type?: unknown } | null)?.type;
-  const known = typeof type === 'string' ? BODY_ERRORS[type]?.(maxBodyBytes) : undefined;
-  if (known) {
-    // V8's message quotes the body: escaped and cut to one short line.
-    const message = known.message ?? `body is not valid JSON: ${excerpt(describeError(error), 160)}`;
-    return { ...known, message };
-  }
-  return { status: 500, code: 'internal', message: 'internal error' };
-}
-
 /** Codes of credential failures (401, 403, and 503 from TokenReview). */
 const AUTH_CODES = new Set([
   'missing_token',
@@ -330,7 +282,7 @@ const AUTH_CODES = new Set([
   'node_mismatch',
 ]);
 
-function count(failure: Failure, metrics: FunctionMetrics): void {
+function count(failure: HttpFailure, metrics: FunctionMetrics): void {
   if (AUTH_CODES.has(failure.code)) metrics.authFailures.inc({ reason: failure.code });
   else if ([400, 408, 413, 415].includes(failure.status))
     metrics.validationFailures.inc({ reason: failure.code });
@@ -346,7 +298,7 @@ function retryAfterOf(error: unknown, fallback: number): number {
 
 function sendError(
   res: express.Response,
-  failure: Failure,
+  failure: HttpFailure,
   context: { log: Logger; retryAfter: number; error: unknown },
 ): void {
   const { log, retryAfter, error } = context;
@@ -354,7 +306,7 @@ function sendError(
   else if (failure.status === 503) log.warn({ err: error }, 'snapshots request refused: unavailable');
   else
     log.debug(
-      { code: failure.code, status: failure.status, detail: detailOf(error) },
+      { code: failure.code, status: failure.status, detail: errorDetail(error) },
       'snapshots request refused',
     );
   if (res.headersSent) {
@@ -364,32 +316,13 @@ function sendError(
   writeError(res, failure, retryAfter);
 }
 
-function writeError(res: express.Response, failure: Failure, retryAfter: number): void {
+function writeError(res: express.Response, failure: HttpFailure, retryAfter: number): void {
   if (failure.status === 401) res.setHeader('WWW-Authenticate', wwwAuthenticate(failure.code));
   if (failure.status === 503) res.setHeader('Retry-After', String(retryAfter));
   if (failure.status === 405) res.setHeader('Allow', 'POST');
   res.setHeader('Cache-Control', 'no-store');
   const body: IngestError = { error: { code: failure.code, message: failure.message } };
   res.status(failure.status).json(body);
-}
-
-/** RFC 6750 §3: no error code when no credentials were sent. */
-function wwwAuthenticate(code: string): string {
-  const realm = 'Bearer realm="npu-fault"';
-  if (code === 'invalid_token') return `${realm}, error="invalid_token"`;
-  if (code === 'malformed_token') return `${realm}, error="invalid_request"`;
-  return realm;
-}
-
-/** An UnauthenticatedError's reason (TokenReview's status.error), for the debug line only. */
-function detailOf(error: unknown): string | undefined {
-  const detail = (error as { detail?: unknown } | null)?.detail;
-  return typeof detail === 'string' ? detail : undefined;
-}
-
-/** The first line of one of our messages (already printable: they quote input through excerpt). */
-function firstLine(text: string): string {
-  return (text.split('\n', 1)[0] ?? '').trim();
 }
 
 function positiveInteger(value: number, name: string): number {
