@@ -5,7 +5,6 @@
  * In a pod it uses the in-cluster configuration; outside, `--kubeconfig <file>` (or
  * $KUBECONFIG / ~/.kube/config), the way controller-runtime managers run locally.
  */
-import * as k8s from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { DEFAULT_RULES, type Rules } from '../contracts/index.js';
 import { parseRules, RulesError } from '../core/rules/index.js';
@@ -24,7 +23,7 @@ import {
   systemClock,
 } from '../platform/index.js';
 import { isExit } from './args.js';
-import { componentSpec, loadComponentConfig } from './component.js';
+import { componentSpec, loadComponentConfig, loadKubeConfig } from './component.js';
 import { EXIT_DATA, type CliIO, type Subcommand } from './io.js';
 
 /** The controller's command line (built from its config schema). */
@@ -59,14 +58,8 @@ export const controller: Subcommand = async (args: string[], io: CliIO): Promise
   }
   const identity = identityOf(config, process.env);
   const log = createLogger({ level: config.logLevel, component: 'controller' }).child({ identity });
-  const kubeConfig = new k8s.KubeConfig();
-  try {
-    if (config.kubeconfig !== undefined) kubeConfig.loadFromFile(config.kubeconfig);
-    else kubeConfig.loadFromDefault();
-  } catch (error) {
-    io.stderr(`npu-fault controller: kubeconfig: ${describeError(error).split('\n')[0]}\n`);
-    return EXIT_DATA;
-  }
+  const kubeConfig = loadKubeConfig('controller', config.kubeconfig, io);
+  if (isExit(kubeConfig)) return kubeConfig.exit;
   const journal =
     config.recordObservations !== undefined
       ? createFileJournal(config.recordObservations, log, { maxBytes: config.recordObservationsMaxBytes })

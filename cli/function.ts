@@ -4,7 +4,6 @@
  * `$PORT` (the Knative convention) unless `--listen` says otherwise; outside, `--kubeconfig`
  * and `--controllers <identity>=<url>,…` or the cluster's EndpointSlices.
  */
-import * as k8s from '@kubernetes/client-node';
 import { existsSync, readFileSync } from 'node:fs';
 import { createIngestFunction, functionConfigSchema } from '../functions/index.js';
 import {
@@ -16,8 +15,8 @@ import {
   systemClock,
 } from '../platform/index.js';
 import { isExit } from './args.js';
-import { componentSpec, loadComponentConfig } from './component.js';
-import { EXIT_DATA, EXIT_USAGE, type CliIO, type Subcommand } from './io.js';
+import { componentSpec, loadComponentConfig, loadKubeConfig } from './component.js';
+import { EXIT_USAGE, type CliIO, type Subcommand } from './io.js';
 
 /** The namespace of the pod's ServiceAccount, when running in one. */
 const POD_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -57,14 +56,8 @@ export const ingestFunction: Subcommand = async (args: string[], io: CliIO): Pro
     listen = { host: undefined, port };
   }
   const log = createLogger({ level: config.logLevel, component: 'function' });
-  const kubeConfig = new k8s.KubeConfig();
-  try {
-    if (config.kubeconfig !== undefined) kubeConfig.loadFromFile(config.kubeconfig);
-    else kubeConfig.loadFromDefault();
-  } catch (error) {
-    io.stderr(`npu-fault function: kubeconfig: ${describeError(error).split('\n')[0]}\n`);
-    return EXIT_DATA;
-  }
+  const kubeConfig = loadKubeConfig('function', config.kubeconfig, io);
+  if (isExit(kubeConfig)) return kubeConfig.exit;
   let fn;
   try {
     fn = createIngestFunction({
