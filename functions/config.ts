@@ -73,7 +73,13 @@ export const functionConfigSchema = z.strictObject({
       .positive()
       .default(1024 * 1024)
       .describe('largest request body'),
-    maxBatch: z.number().int().positive().default(500).describe('most snapshots in one request'),
+    maxBatch: z
+      .number()
+      .int()
+      .positive()
+      .max(1000)
+      .default(500)
+      .describe("most snapshots in one request (at most 1,000, the controllers' limit)"),
   }),
   forward: z.strictObject({
     batchWindowMs: z

@@ -49,7 +49,6 @@ export interface IngestFunction {
 /** Builds every part; run `runnables` with runAll. */
 export function createIngestFunction(deps: FunctionDeps): IngestFunction {
   const { config, kubeConfig, clock, log, registry } = deps;
-  const parts: Runnable[] = [];
   const replicas =
     config.controllers.length > 0
       ? createStaticReplicaSource(parseControllers(config.controllers.join(',')))
@@ -82,8 +81,7 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
     {
       replicas,
       lease,
-      token:
-        config.tokenFile !== undefined ? tokenFromFile(config.tokenFile) : () => kubeConfigToken(kubeConfig),
+      token: tokenSource(config.tokenFile, kubeConfig),
       clock,
       log: log.child({ part: 'forwarder' }),
       registry,
@@ -95,7 +93,6 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
       maxQueuedBatches: config.forward.maxQueuedBatches,
     },
   );
-  parts.push(forwarder);
   const reviewer = createTokenReviewer({
     review: kubeTokenReview(kubeConfig.makeApiClient(k8s.AuthenticationV1Api)),
     clock,
@@ -121,12 +118,41 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
     handler,
   });
   server.addReadyCheck('controllers', () => forwarder.ready() || 'no controller replica or no leader known');
-  return { runnables: [server, ...parts], server, forwarder };
+  // On SIGTERM the server first finishes the requests in flight (they still need the
+  // forwarder), then the forwarder sends what is open and stops.
+  const forwarderStop = new AbortController();
+  const serving: Runnable = {
+    name: server.name,
+    async start(signal) {
+      try {
+        await server.start(signal);
+      } finally {
+        forwarderStop.abort(signal.reason);
+      }
+    },
+  };
+  const forwarding: Runnable = {
+    name: forwarder.name,
+    start: () => forwarder.start(forwarderStop.signal),
+  };
+  return { runnables: [serving, forwarding], server, forwarder };
 }
 
-/** The bearer token of the kubeconfig's user (out of a cluster, without --token-file). */
-function kubeConfigToken(kubeConfig: k8s.KubeConfig): string {
-  const token = kubeConfig.getCurrentUser()?.token;
+/**
+ * Where the function's own bearer token comes from: `--token-file`; in a pod, the projected
+ * ServiceAccount token the in-cluster configuration names (re-read per request: it rotates);
+ * else the kubeconfig user's token.
+ */
+export function tokenSource(
+  tokenFile: string | undefined,
+  kubeConfig: k8s.KubeConfig,
+): () => string | Promise<string> {
+  if (tokenFile !== undefined) return tokenFromFile(tokenFile);
+  const user = kubeConfig.getCurrentUser();
+  const projected = (user?.authProvider as { config?: { tokenFile?: unknown } } | undefined)?.config
+    ?.tokenFile;
+  if (typeof projected === 'string' && projected !== '') return tokenFromFile(projected);
+  const token = user?.token;
   if (!token) throw new Error('no token: give --token-file, or a kubeconfig whose user has a token');
-  return token;
+  return () => token;
 }

@@ -198,6 +198,12 @@ describe('POST /v1/snapshots: the answer', () => {
         f.answer = { leader: 'c', term: 1, results: [] };
       },
     ],
+    [
+      'the forwarder answers another node',
+      (f: FakeForwarder): void => {
+        f.answer = { leader: 'c', term: 1, results: [{ node: 'someone-else', accepted: true, entry: null }] };
+      },
+    ],
   ])('500 with a generic message when %s, logged', async (_name, breakIt) => {
     const h = await start();
     breakIt(h.forwarder);
@@ -205,6 +211,16 @@ describe('POST /v1/snapshots: the answer', () => {
     expect(expectError(response, 500, 'internal')).toBe('internal error');
     expect(response.text).not.toMatch(/boom|secret|results for/);
     expect(h.logs.some((line) => line.includes('"level":"error"'))).toBe(true);
+  });
+
+  it('413 when the snapshots, once defaults are filled in, exceed the body limit; nothing forwarded', async () => {
+    const h = await start({}, { maxBodyBytes: 8 * 1024 });
+    // A small body whose GPUs each grow into whole devices: `{"index": n}` → every field.
+    const small = gpuSnapshot() as { payload: { gpus: unknown[] } };
+    small.payload.gpus = Array.from({ length: 200 }, (_, index) => ({ index, uuid: `GPU-${index}` }));
+    const response = await postSnapshots(h.server.url, small);
+    expect(expectError(response, 413, 'body_too_large')).toMatch(/once defaults are filled in/);
+    expect(h.forwarder.calls).toHaveLength(0);
   });
 
   it('counts requests by status and times them', async () => {

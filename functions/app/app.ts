@@ -57,7 +57,8 @@ import { claimedCount, isPlainObject, parseSnapshots, refusePollutingKeys } from
  * answered within its bound.
  */
 export interface Forwarder {
-  forward(snapshots: readonly Snapshot[]): Promise<ForwardResult>;
+  /** `bytes`: the snapshots' JSON size, so a batch is cut before the controller's body limit. */
+  forward(snapshots: readonly Snapshot[], options?: { bytes?: number }): Promise<ForwardResult>;
 }
 
 /** The leader's answer for forwarded snapshots, `results[i]` answering `snapshots[i]`. */
@@ -157,7 +158,17 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
         if (res.headersSent || node === undefined || transport === undefined) return; // timed out
         const { snapshots, at, batch } = validate(req, transport, settings, metrics);
         requireNode(snapshots, node, at, batch);
-        const body = answerOf(await deps.forwarder.forward(snapshots), snapshots, metrics);
+        // The schema fills in defaults, so what is forwarded can be far larger than what was
+        // sent (`{"npu":0}` becomes a whole device): bound it too, or one agent's request could
+        // exceed the controllers' body limit and fail every batch it joins.
+        const bytes = Buffer.byteLength(JSON.stringify(snapshots));
+        if (bytes > settings.maxBodyBytes)
+          throw new AppError(
+            'body_too_large',
+            `snapshots larger than ${settings.maxBodyBytes} bytes once defaults are filled in (${bytes})`,
+            { status: 413 },
+          );
+        const body = answerOf(await deps.forwarder.forward(snapshots, { bytes }), snapshots, metrics);
         log.debug({ node, snapshots: snapshots.length, leader: body.leader }, 'forwarded');
         res.setHeader('Cache-Control', 'no-store');
         res.status(200).json(body);
@@ -226,6 +237,11 @@ function answerOf(
   if (forwarded.results.length !== snapshots.length) {
     throw new Error(`forward returned ${forwarded.results.length} results for ${snapshots.length} snapshots`);
   }
+  // Never serve an agent another node's entry, whatever went wrong on the way.
+  forwarded.results.forEach((result, i) => {
+    if (result.node !== snapshots[i]?.node)
+      throw new Error(`forward answered node ${result.node} for a snapshot of ${snapshots[i]?.node}`);
+  });
   for (const result of forwarded.results)
     metrics.snapshots.inc({ result: result.accepted ? 'accepted' : 'dropped' });
   return { leader: forwarded.leader, term: forwarded.term, results: forwarded.results };

@@ -160,6 +160,21 @@ describe('createForwarder: micro-batching', () => {
     );
   });
 
+  it('cuts batches by bytes too, under the controllers’ body limit', async () => {
+    const { forwarder, clock, postsTo } = await setup(['a'], {
+      batchWindowMs: 20,
+      maxBatchBytes: 1000,
+      flushWhenIdle: false,
+    });
+    const one = forwarder.forward([snap('n1')], { bytes: 600 });
+    const two = forwarder.forward([snap('n2')], { bytes: 600 }); // does not fit with n1: n1 goes now
+    await clock.advance(0);
+    expect(postsTo('a').map((p) => p.nodes)).toEqual([['n1']]);
+    await clock.advance(20);
+    await Promise.all([one, two]);
+    expect(postsTo('a').map((p) => p.nodes)).toEqual([['n1'], ['n2']]);
+  });
+
   it('sends at the next timer turn, not after the window, while the leader is idle', async () => {
     const { forwarder, clock, postsTo } = await setup(['a'], { batchWindowMs: 20 });
     const result = forwarder.forward([snap('n1')]);

@@ -102,6 +102,8 @@ export interface ForwarderDeps {
 export const FORWARDER_DEFAULTS = {
   batchWindowMs: 20,
   maxBatch: DEFAULT_MAX_BATCH,
+  /** Under the controllers' 4 MiB body limit, with room for the envelope. */
+  maxBatchBytes: 3 * 1024 * 1024,
   maxQueuedBatches: 100,
   leaderTimeoutMs: 2_000,
   retryIntervalMs: 100,
@@ -115,6 +117,8 @@ export interface ForwarderOptions {
   batchWindowMs?: number;
   /** Most snapshots in one batch and one request (default 1000, the controller's limit). */
   maxBatch?: number;
+  /** Most bytes of snapshots in one batch and one request (default 3 MiB, under the controller's 4 MiB). */
+  maxBatchBytes?: number;
   /** Most batches queued for one replica; beyond, its oldest is dropped (default 100). */
   maxQueuedBatches?: number;
   /** The bound: a leader must accept within this long after the batch opened, ms (default 2000). */
@@ -151,6 +155,8 @@ interface Batch {
   readonly callers: Caller[];
   /** The observations as JSON array items (no brackets), serialised once at flush. */
   json: string;
+  /** The snapshots' JSON size as the callers measured it (0 when not told). */
+  bytes: number;
   flushed: boolean;
   settled: boolean;
   /** A retry request is in flight. */
@@ -185,6 +191,7 @@ class FanOutForwarder implements RunningForwarder {
   readonly #metrics: ForwarderMetrics;
   readonly #windowMs: number;
   readonly #maxBatch: number;
+  readonly #maxBatchBytes: number;
   readonly #maxQueued: number;
   readonly #leaderTimeoutMs: number;
   readonly #requestTimeoutMs: number;
@@ -211,6 +218,7 @@ class FanOutForwarder implements RunningForwarder {
     this.#transport = deps.transport ?? createHttpTransport();
     this.#windowMs = atLeast('batchWindowMs', options.batchWindowMs ?? FORWARDER_DEFAULTS.batchWindowMs, 0);
     this.#maxBatch = integer('maxBatch', options.maxBatch ?? FORWARDER_DEFAULTS.maxBatch);
+    this.#maxBatchBytes = integer('maxBatchBytes', options.maxBatchBytes ?? FORWARDER_DEFAULTS.maxBatchBytes);
     this.#maxQueued = integer(
       'maxQueuedBatches',
       options.maxQueuedBatches ?? FORWARDER_DEFAULTS.maxQueuedBatches,
@@ -259,7 +267,7 @@ class FanOutForwarder implements RunningForwarder {
     return this.#source.replicas();
   }
 
-  forward(snapshots: readonly Snapshot[]): Promise<ForwardResult> {
+  forward(snapshots: readonly Snapshot[], options: { bytes?: number } = {}): Promise<ForwardResult> {
     if (this.#stopping)
       return Promise.reject(
         new LeaderUnavailableError('the function is stopping', {
@@ -272,11 +280,18 @@ class FanOutForwarder implements RunningForwarder {
         new RangeError(`forward: expected 1 to ${this.#maxBatch} snapshots, got ${count}`),
       );
     return new Promise<ForwardResult>((resolve, reject) => {
-      if (this.#open && this.#open.snapshots.length + count > this.#maxBatch) this.#flush();
+      const bytes = options.bytes ?? 0;
+      if (
+        this.#open &&
+        (this.#open.snapshots.length + count > this.#maxBatch ||
+          this.#open.bytes + bytes > this.#maxBatchBytes)
+      )
+        this.#flush();
       const batch = (this.#open ??= this.#openBatch());
       batch.callers.push({ offset: batch.snapshots.length, count, resolve, reject });
       for (const snapshot of snapshots) batch.snapshots.push(snapshot);
-      if (batch.snapshots.length >= this.#maxBatch) this.#flush();
+      batch.bytes += bytes;
+      if (batch.snapshots.length >= this.#maxBatch || batch.bytes >= this.#maxBatchBytes) this.#flush();
       else if (this.#flushWhenIdle && !this.#soon && this.#leaderIdle()) {
         // The leader has nothing in flight: gather this timer turn's snapshots, then send.
         this.#soon = true;
@@ -313,6 +328,7 @@ class FanOutForwarder implements RunningForwarder {
       snapshots: [],
       callers: [],
       json: '',
+      bytes: 0,
       flushed: false,
       settled: false,
       retrying: false,
@@ -412,8 +428,14 @@ class FanOutForwarder implements RunningForwarder {
     if (channel.inFlight || channel.closed || channel.queue.length === 0) return;
     const batches: Batch[] = [];
     let size = 0;
+    let bytes = 0;
     for (let next = channel.queue[0]; next; next = channel.queue[0]) {
-      if (batches.length > 0 && size + next.snapshots.length > this.#maxBatch) break;
+      if (
+        batches.length > 0 &&
+        (size + next.snapshots.length > this.#maxBatch || bytes + next.json.length > this.#maxBatchBytes)
+      )
+        break;
+      bytes += next.json.length;
       batches.push(channel.queue.shift() as Batch);
       size += next.snapshots.length;
     }
