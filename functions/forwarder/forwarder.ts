@@ -54,9 +54,10 @@ export interface Forwarder {
    * Sends the snapshots (validated) to every ready controller replica and resolves with the
    * leader's answer for them (same order) once the leader has accepted them. Rejects with
    * LeaderUnavailableError (an AppError with status 503 and retryAfterSeconds) when no leader
-   * answered within the bound.
+   * answered within the bound. `bytes`: the snapshots' JSON size, so batches are cut by
+   * bytes as well as by count.
    */
-  forward(snapshots: readonly Snapshot[]): Promise<ForwardResult>;
+  forward(snapshots: readonly Snapshot[], options?: { bytes?: number }): Promise<ForwardResult>;
 }
 
 /** The leader's answer for one forward() call. */
