@@ -4,8 +4,10 @@
  * told apart by `type`) map to 400/413/415; anything else is a 500 that names nothing. The
  * message is always one printable line: input is quoted only through `excerpt`.
  */
+import type { ServerResponse } from 'node:http';
 import { excerpt } from '../core/errors.js';
 import { AppError, describeError } from './errors.js';
+import type { Logger } from './logger.js';
 
 /** An error answer. */
 export interface HttpFailure {
@@ -74,4 +76,46 @@ export function errorDetail(error: unknown): string | undefined {
 /** The first line of one of our messages (already printable: they quote input through excerpt). */
 function firstLine(text: string): string {
   return (text.split('\n', 1)[0] ?? '').trim();
+}
+
+/**
+ * Logs and answers a failure: 500s at error, 503s at warn, the rest at debug (with the
+ * TokenReview detail, never in the answer). The body is `{"error": {"code", "message"}}`;
+ * 401 carries WWW-Authenticate, 503 Retry-After, 405 Allow. A response already under way is
+ * cut instead.
+ */
+export function sendHttpFailure(
+  res: ServerResponse,
+  failure: HttpFailure,
+  context: { log: Logger; what: string; retryAfterSeconds: number; error: unknown; allow?: string },
+): void {
+  const { log, what, error } = context;
+  if (failure.status === 500) log.error({ err: error }, `${what} request failed`);
+  else if (failure.status === 503) log.warn({ err: error }, `${what} request refused: unavailable`);
+  else
+    log.debug(
+      { code: failure.code, status: failure.status, detail: errorDetail(error) },
+      `${what} request refused`,
+    );
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  writeHttpFailure(res, failure, context.retryAfterSeconds, context.allow);
+}
+
+/** Writes the answer of a failure (no logging). */
+export function writeHttpFailure(
+  res: ServerResponse,
+  failure: HttpFailure,
+  retryAfterSeconds: number,
+  allow = 'POST',
+): void {
+  if (failure.status === 401) res.setHeader('WWW-Authenticate', wwwAuthenticate(failure.code));
+  if (failure.status === 503) res.setHeader('Retry-After', String(retryAfterSeconds));
+  if (failure.status === 405) res.setHeader('Allow', allow);
+  res.setHeader('Cache-Control', 'no-store');
+  res.statusCode = failure.status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify({ error: { code: failure.code, message: failure.message } }));
 }

@@ -62,7 +62,14 @@ export {
   type LoggerOptions,
 } from './logger.js';
 export { Registry, createRegistry, metricPrefix } from './metrics.js';
-export { errorDetail, httpFailureOf, wwwAuthenticate, type HttpFailure } from './http-failures.js';
+export {
+  errorDetail,
+  httpFailureOf,
+  sendHttpFailure,
+  writeHttpFailure,
+  wwwAuthenticate,
+  type HttpFailure,
+} from './http-failures.js';
 export { describeZodIssue, findPollutingKey, isPlainObject, jsonPointer, kindOf } from './json-body.js';
 export {
   onTerminationSignals,

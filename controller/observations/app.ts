@@ -33,11 +33,9 @@ import type { Snapshot, PublishedNode } from '../../contracts/index.js';
 import type { ObserveResult } from '../../core/engine/index.js';
 import {
   AppError,
-  errorDetail,
   httpFailureOf,
-  wwwAuthenticate,
+  sendHttpFailure,
   type Clock,
-  type HttpFailure,
   type Logger,
   type Registry,
   type RequestHandler,
@@ -51,7 +49,6 @@ import {
   observationsRequestSchema,
   type FollowerObservationsResponse,
   type LeaderObservationsResponse,
-  type ObservationsError,
 } from '../../contracts/index.js';
 import { parseObservationsBody } from './validate.js';
 
@@ -156,7 +153,12 @@ export function createObservationsApp(
     throw new AppError('not_found', 'not found', { status: 404 });
   });
   app.use((error: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) =>
-    sendError(res, httpFailureOf(error, maxBodyBytes), { log, retryAfter, error }),
+    sendHttpFailure(res, httpFailureOf(error, maxBodyBytes), {
+      log,
+      what: 'observations',
+      retryAfterSeconds: Number(retryAfter),
+      error,
+    }),
   );
   return (req: IncomingMessage, res: ServerResponse) => app(req, res);
 }
@@ -220,31 +222,6 @@ function requireJson(req: express.Request, _res: express.Response, next: express
     throw new AppError('unsupported_media_type', 'Content-Type must be application/json', { status: 415 });
   }
   next();
-}
-
-function sendError(
-  res: express.Response,
-  failure: HttpFailure,
-  context: { log: Logger; retryAfter: string; error: unknown },
-): void {
-  const { log, retryAfter, error } = context;
-  if (failure.status === 500) log.error({ err: error }, 'observations request failed');
-  else if (failure.status === 503) log.warn({ err: error }, 'observations request refused: unavailable');
-  else
-    log.debug(
-      { code: failure.code, status: failure.status, detail: errorDetail(error) },
-      'observations request refused',
-    );
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  if (failure.status === 401) res.setHeader('WWW-Authenticate', wwwAuthenticate(failure.code));
-  if (failure.status === 503) res.setHeader('Retry-After', retryAfter);
-  if (failure.status === 405) res.setHeader('Allow', 'POST');
-  res.setHeader('Cache-Control', 'no-store');
-  const body: ObservationsError = { error: { code: failure.code, message: failure.message } };
-  res.status(failure.status).json(body);
 }
 
 function positiveInteger(value: number, name: string): number {

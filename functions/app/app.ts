@@ -24,9 +24,9 @@ import express from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   AppError,
-  errorDetail,
   httpFailureOf,
-  wwwAuthenticate,
+  sendHttpFailure,
+  writeHttpFailure,
   type Clock,
   type HttpFailure,
   type Logger,
@@ -39,7 +39,6 @@ import {
   SNAPSHOTS_PATH,
   SNAPSHOT_EVENT_TYPE,
   snapshotBatchSchema,
-  type IngestError,
   type IngestResponse,
   type LeaderObservationResult,
   type Snapshot,
@@ -184,7 +183,12 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
     state(res).cancelDeadline?.();
     const failure = httpFailureOf(error, settings.maxBodyBytes);
     if (!res.headersSent) count(failure, metrics); // else answered already (408), counted then
-    sendError(res, failure, { log, retryAfter: retryAfterOf(error, settings.retryAfter), error });
+    sendHttpFailure(res, failure, {
+      log,
+      what: 'snapshots',
+      retryAfterSeconds: retryAfterOf(error, settings.retryAfter),
+      error,
+    });
   });
   return (req: IncomingMessage, res: ServerResponse) => app(req, res);
 }
@@ -269,7 +273,7 @@ function startDeadline(
     count(failure, metrics);
     res.setHeader('Connection', 'close');
     res.on('finish', () => req.destroy());
-    writeError(res, failure, 1);
+    writeHttpFailure(res, failure, 1);
   });
   res.once('close', cancel);
   return cancel;
@@ -310,35 +314,6 @@ function retryAfterOf(error: unknown, fallback: number): number {
   return typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0
     ? Math.ceil(seconds)
     : fallback;
-}
-
-function sendError(
-  res: express.Response,
-  failure: HttpFailure,
-  context: { log: Logger; retryAfter: number; error: unknown },
-): void {
-  const { log, retryAfter, error } = context;
-  if (failure.status === 500) log.error({ err: error }, 'snapshots request failed');
-  else if (failure.status === 503) log.warn({ err: error }, 'snapshots request refused: unavailable');
-  else
-    log.debug(
-      { code: failure.code, status: failure.status, detail: errorDetail(error) },
-      'snapshots request refused',
-    );
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  writeError(res, failure, retryAfter);
-}
-
-function writeError(res: express.Response, failure: HttpFailure, retryAfter: number): void {
-  if (failure.status === 401) res.setHeader('WWW-Authenticate', wwwAuthenticate(failure.code));
-  if (failure.status === 503) res.setHeader('Retry-After', String(retryAfter));
-  if (failure.status === 405) res.setHeader('Allow', 'POST');
-  res.setHeader('Cache-Control', 'no-store');
-  const body: IngestError = { error: { code: failure.code, message: failure.message } };
-  res.status(failure.status).json(body);
 }
 
 function positiveInteger(value: number, name: string): number {
