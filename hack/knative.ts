@@ -4,10 +4,10 @@
  * hack/knative-crds.sh and cached under ~/.cache/npu-fault/knative/<version>/.
  */
 import type * as k8s from '@kubernetes/client-node';
-import { spawn } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runCacheScript } from './cache-script.js';
 import { parseAllDocuments } from 'yaml';
 
 const fetchScript = fileURLToPath(new URL('./knative-crds.sh', import.meta.url));
@@ -22,31 +22,7 @@ export async function findKnativeCrds(
   log: (line: string) => void,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<string> {
-  return await new Promise((resolvePromise, reject) => {
-    const child = spawn('/bin/bash', [fetchScript], { stdio: ['ignore', 'pipe', 'pipe'], env });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      // Only the script's own progress lines: Go's download chatter would drown them.
-      for (const line of chunk.toString().split('\n')) if (line.startsWith('[knative-crds]')) log(line);
-    });
-    child.on('error', reject);
-    child.on('close', (code) => {
-      // The script's last stdout line is the directory.
-      if (code === 0) resolvePromise(out.trim().split('\n').pop() ?? '');
-      else {
-        const errorLine = err
-          .trim()
-          .split('\n')
-          .filter((line) => line.startsWith('error:'))
-          .pop();
-        const lastLines = err.trim().split('\n').slice(-3).join(' | ');
-        reject(new Error(`knative-crds.sh failed (exit ${code}): ${errorLine ?? lastLines}`));
-      }
-    });
-  });
+  return runCacheScript(fetchScript, 'knative-crds', log, env);
 }
 
 /**
