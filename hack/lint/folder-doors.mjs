@@ -1,9 +1,9 @@
 // Lint rule `local/folder-doors`: a folder with an index.ts is entered only through it
 // (hono's "one public door per folder"). Importing a file of another folder that has a door
 // (or lies inside one that has) is an error naming the door to use instead. Importing from
-// one's own folder or a parent folder is free, and tests and benchmarks (`*.test.ts`,
-// `bench/`) may also use a folder's `testing.ts` (builders and fakes kept beside the code
-// they serve).
+// one's own folder or a parent folder is free, and tests, test support and benchmarks
+// (`*.test.ts`, `testing.ts`, `bench/`) may also use a folder's `testing.ts` (builders and
+// fakes kept beside the code they serve).
 import { existsSync } from 'node:fs';
 import { dirname, basename, relative, resolve, sep } from 'node:path';
 
@@ -41,7 +41,9 @@ const rule = {
   },
   create(context) {
     const source = context.filename;
-    const isTest = source.endsWith('.test.ts') || source.split(sep).includes('bench');
+    // Test support (a folder's own testing.ts) builds on other folders' test support too.
+    const isTest =
+      source.endsWith('.test.ts') || basename(source) === 'testing.ts' || source.split(sep).includes('bench');
     function check(node) {
       const spec = node.source?.value;
       if (typeof spec !== 'string' || !spec.startsWith('.')) return;

@@ -45,6 +45,11 @@ describe('lint rule local/folder-doors', () => {
       "import { npuSnapshot } from '../core/engine/testing.js';",
       "a benchmark, a folder's testing.ts",
     ],
+    [
+      'functions/app/testing.ts',
+      "import { serve } from '../../platform/testing.js';",
+      "test support, another folder's testing.ts",
+    ],
   ])('allows %s: %s (%s)', (file, code) => {
     expect(lint(file, code)).toEqual([]);
   });
