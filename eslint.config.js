@@ -41,6 +41,26 @@ export default tseslint.config(
     },
   },
   {
+    // The components are peers: each builds on contracts/, core/ and platform/ only, so any
+    // one of them can ship, scale and be tested without the others.
+    files: ['agent/**/*.ts', 'functions/**/*.ts', 'controller/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/testing.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: String.raw`^(\.\./)+(cli|hack|test|bench|agent|functions|controller|consumer)(/|$)`,
+              message:
+                'a component imports only contracts/, core/ and platform/, never another component or the outer tooling',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['contracts/**/*.ts', 'core/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {

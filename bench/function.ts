@@ -1,14 +1,18 @@
 /**
- * `npm run bench:function -- [--rates 1000,2000,3000,4000] [--seconds S] [--nodes N]`: one
+ * `npm run bench:function -- [--rates 1000,2000,3000,4000] [--seconds S] [--nodes N]
+ * [--node-options=<the function's NODE_OPTIONS>] [--function-args "<extra flags>"]
+ * [--skip-build] [--entry <dist/cli/run.js of another build, to compare>]`: one
  * ingest function process pinned to one core (taskset -c 0), fed by agent-shaped clients with
  * real pod-bound tokens (TokenReview against the local control plane, cached as in
  * production), forwarding to two replicas that answer like controllers (the leader and a
  * follower, in this process, on the other core). Each rate runs open-loop for S seconds:
  * one 8-device 910B snapshot per request, requests spread evenly. Reports per rate the
- * achieved snapshots/s, errors, and latency p50/p99/max at the client, which is what the
+ * achieved snapshots/s, the function's CPU per snapshot (of which in the kernel) and requests
+ * to the replicas per snapshot, errors, and latency p50/p99/max at the client, which is what the
  * function adds (the stand-in replicas answer in well under a millisecond). The function runs
- * the compiled build with its Deployment's NODE_OPTIONS. Prints one JSON line. Not part of
- * the test suite.
+ * the compiled build (`npm run build` first, unless --skip-build or --entry) with its
+ * Deployment's NODE_OPTIONS unless --node-options says otherwise (write it with `=`: its
+ * value starts with dashes). Prints one JSON line. Not part of the test suite.
  */
 import * as k8s from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
@@ -41,6 +45,8 @@ function options(): {
   nodes: number;
   nodeOptions: string;
   functionArgs: string[];
+  build: boolean;
+  entry: string;
 } {
   const { values } = parseArgs({
     options: {
@@ -49,6 +55,8 @@ function options(): {
       nodes: { type: 'string' },
       'node-options': { type: 'string' },
       'function-args': { type: 'string' },
+      'skip-build': { type: 'boolean' },
+      entry: { type: 'string' },
     },
   });
   const rates = (values.rates ?? '1000,2000,3000,4000').split(',').map(Number);
@@ -62,6 +70,8 @@ function options(): {
     nodes,
     nodeOptions: values['node-options'] ?? shippedNodeOptions(),
     functionArgs: (values['function-args'] ?? '').split(' ').filter(Boolean),
+    build: values['skip-build'] !== true && values.entry === undefined,
+    entry: values.entry ?? join(ROOT, 'dist/cli/run.js'),
   };
 }
 
@@ -110,8 +120,10 @@ async function main(): Promise<void> {
   const closers: (() => void)[] = [];
   try {
     await buildControlPlane((l) => process.stderr.write(`${l}\n`));
-    process.stderr.write('[bench] npm run build\n');
-    await run('npm', ['run', 'build'], { cwd: ROOT });
+    if (opts.build) {
+      process.stderr.write('[bench] npm run build\n');
+      await run('npm', ['run', 'build'], { cwd: ROOT });
+    }
     const state = await startControlPlane({ stateDir, log: (l) => process.stderr.write(`${l}\n`) });
     const admin = new k8s.KubeConfig();
     admin.loadFromFile(state.kubeconfig);
@@ -170,12 +182,13 @@ async function main(): Promise<void> {
     fn = startControllerProcess({
       identity: 'function',
       command: 'function',
-      entry: join(ROOT, 'dist/cli/run.js'),
+      entry: opts.entry,
       kubeconfig: writeKubeConfig(kubeConfigWithToken(admin, fnToken.status?.token ?? '')),
       args: [
         `--namespace=${NS}`,
         `--controllers=leader=${leader.url},follower=${follower.url}`,
         '--log-level=info',
+        ...opts.functionArgs,
       ],
       env: { NODE_OPTIONS: nodeOptions },
     });
@@ -205,15 +218,47 @@ async function main(): Promise<void> {
     // Warm-up: every token reviewed once (cached afterwards, as in production), JIT warm.
     for (let round = 0; round < 3; round++) await Promise.all(agents.map((a) => post(a)));
     const results: Record<string, unknown>[] = [];
-    const cpuSeconds = async (): Promise<number> => {
-      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-      const line = text
-        .split('\n')
-        .find((l) => l.startsWith('npu_fault_function_process_cpu_seconds_total '));
-      return Number(line?.split(' ')[1]);
+    /**
+     * Counters of the function's /metrics read between runs: CPU (user, system), requests to
+     * the replicas, and its request-duration histogram's cumulative buckets (`le` → count).
+     */
+    const counters = async (): Promise<{
+      user: number;
+      system: number;
+      forwards: number;
+      buckets: Map<string, number>;
+    }> => {
+      const lines = (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split('\n');
+      const sum = (prefix: string): number =>
+        lines
+          .filter((l) => l.startsWith(prefix))
+          .reduce((total, l) => total + Number(l.split(' ').at(-1)), 0);
+      const buckets = new Map<string, number>();
+      for (const l of lines) {
+        const le = /^npu_fault_function_request_duration_seconds_bucket\{le="([^"]+)"\} (\S+)$/.exec(l);
+        if (le) buckets.set(le[1] ?? '', Number(le[2]));
+      }
+      return {
+        user: sum('npu_fault_function_process_cpu_user_seconds_total '),
+        system: sum('npu_fault_function_process_cpu_system_seconds_total '),
+        forwards: sum('npu_fault_function_forward_duration_seconds_count{'),
+        buckets,
+      };
+    };
+    /**
+     * The upper bound (ms) of the histogram bucket holding the `q` quantile of what was observed
+     * between two reads: the function's own time per request, first byte parsed to answer sent.
+     */
+    const bucketQuantile = (before: Map<string, number>, after: Map<string, number>, q: number): string => {
+      const deltas = [...after].map(([le, n]) => [le, n - (before.get(le) ?? 0)] as const);
+      const total = deltas.find(([le]) => le === '+Inf')?.[1] ?? 0;
+      const hit = deltas.find(([, n]) => n >= q * total)?.[0];
+      return hit === undefined || hit === '+Inf'
+        ? `> ${deltas.at(-2)?.[0] ?? '?'} s`
+        : `<= ${Number(hit) * 1000}`;
     };
     for (const rate of opts.rates) {
-      const cpuBefore = await cpuSeconds();
+      const before = await counters();
       const latencies: number[] = [];
       let errors = 0;
       const statuses: Record<string, number> = {};
@@ -245,7 +290,10 @@ async function main(): Promise<void> {
       });
       await Promise.all(inflight);
       const seconds = (performance.now() - started) / 1000;
-      const cpu = (await cpuSeconds()) - cpuBefore;
+      const after = await counters();
+      const user = after.user - before.user;
+      const system = after.system - before.system;
+      const cpu = user + system;
       latencies.sort((a, b) => a - b);
       results.push({
         targetPerSecond: rate,
@@ -254,12 +302,24 @@ async function main(): Promise<void> {
         // sharing the other cores, cannot push it to saturation.
         functionCpuShareOfOneCore: Number((cpu / seconds).toFixed(3)),
         functionCpuMicrosecondsPerSnapshot: Math.round((cpu * 1e6) / latencies.length),
+        // Of which in the kernel (sockets): what no change to the function's code can cut.
+        functionSystemCpuMicrosecondsPerSnapshot: Math.round((system * 1e6) / latencies.length),
+        // Requests to the two replicas (micro-batching shares them among snapshots).
+        replicaRequestsPerSnapshot: Number(
+          ((after.forwards - before.forwards) / latencies.length).toFixed(3),
+        ),
         errors,
         statuses,
         latencyMs: {
           p50: Number(percentile(latencies, 0.5).toFixed(2)),
           p99: Number(percentile(latencies, 0.99).toFixed(2)),
           max: Number((latencies.at(-1) ?? Number.NaN).toFixed(2)),
+        },
+        // The same inside the function (its histogram's bucket bounds): what it adds, without
+        // the clients' and stand-ins' queueing on the other core.
+        functionLatencyMs: {
+          p50: bucketQuantile(before.buckets, after.buckets, 0.5),
+          p99: bucketQuantile(before.buckets, after.buckets, 0.99),
         },
       });
       process.stderr.write(`[bench] ${JSON.stringify(results.at(-1))}\n`);

@@ -42,7 +42,18 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     'clear latched failures (through the Node annotation)',
     'Self-healing',
   ),
-  agent: planned('agent', '[options]', 'run the node agent', 'Agent'),
+  agent: {
+    spec: {
+      name: 'agent',
+      synopsis: '[options]',
+      summary:
+        'run the node agent (samples the accelerators, pushes snapshots, serves the node’s status to its pods)',
+      description: '',
+      options: {},
+      positionals: { name: 'argument', min: 0, max: 0 },
+    },
+    load: async () => (await import('./agent.js')).agent,
+  },
   function: {
     spec: {
       name: 'function',

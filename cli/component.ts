@@ -12,8 +12,12 @@ import {
   describeConfig,
   describeError,
   loadConfig,
+  onTerminationSignals,
+  runAll,
   type ConfigFlags,
   type DeepReadonly,
+  type Logger,
+  type Runnable,
 } from '../platform/index.js';
 import { isExit, settleCommandLine, type CommandSpec, type OptionSpec } from './args.js';
 import { EXIT_DATA, EXIT_USAGE, type CliIO } from './io.js';
@@ -92,4 +96,24 @@ export function loadKubeConfig(
     io.stderr(`npu-fault ${command}: kubeconfig: ${describeError(error).split('\n')[0]}\n`);
     return { exit: EXIT_DATA };
   }
+}
+
+/**
+ * Runs a component's parts until SIGTERM or SIGINT, stops them within the grace period,
+ * runs `afterStop`, and gives the exit code. Everything is stopped by then; a socket a
+ * library still holds (or a blocking /dev/kmsg read) must not keep the pod alive until it
+ * is killed, so the process exits a moment after (the timer itself holds nothing).
+ */
+export async function runUntilSignalled(
+  runnables: Runnable[],
+  options: { gracePeriodMs: number; log: Logger; afterStop?: () => Promise<void> },
+): Promise<number> {
+  const result = await runAll(runnables, {
+    signal: onTerminationSignals(process),
+    gracePeriodMs: options.gracePeriodMs,
+    log: options.log,
+  });
+  await options.afterStop?.();
+  setTimeout(() => process.exit(result.exitCode), 2000).unref();
+  return result.exitCode;
 }

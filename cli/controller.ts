@@ -14,16 +14,9 @@ import {
   createFileJournal,
   identityOf,
 } from '../controller/index.js';
-import {
-  createLogger,
-  createRegistry,
-  describeError,
-  onTerminationSignals,
-  runAll,
-  systemClock,
-} from '../platform/index.js';
+import { createLogger, createRegistry, describeError, systemClock } from '../platform/index.js';
 import { isExit } from './args.js';
-import { componentSpec, loadComponentConfig, loadKubeConfig } from './component.js';
+import { componentSpec, loadComponentConfig, loadKubeConfig, runUntilSignalled } from './component.js';
 import { EXIT_DATA, type CliIO, type Subcommand } from './io.js';
 
 /** The controller's command line (built from its config schema). */
@@ -75,14 +68,9 @@ export const controller: Subcommand = async (args: string[], io: CliIO): Promise
     ...(journal ? { journal } : {}),
   });
   log.info({ namespace: config.namespace, lease: config.lease }, 'starting');
-  const result = await runAll(app.runnables, {
-    signal: onTerminationSignals(process),
+  return await runUntilSignalled(app.runnables, {
     gracePeriodMs: config.shutdownGraceSeconds * 1000,
     log,
+    ...(journal ? { afterStop: () => journal.close() } : {}),
   });
-  await journal?.close();
-  // Everything is stopped; a socket a library still holds must not keep the pod alive until
-  // it is killed: exit a moment after (the timer itself holds nothing).
-  setTimeout(() => process.exit(result.exitCode), 2000).unref();
-  return result.exitCode;
 };

@@ -6,16 +6,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createIngestFunction, functionConfigSchema } from '../functions/index.js';
-import {
-  createLogger,
-  createRegistry,
-  describeError,
-  onTerminationSignals,
-  runAll,
-  systemClock,
-} from '../platform/index.js';
+import { createLogger, createRegistry, describeError, systemClock } from '../platform/index.js';
 import { isExit } from './args.js';
-import { componentSpec, loadComponentConfig, loadKubeConfig } from './component.js';
+import { componentSpec, loadComponentConfig, loadKubeConfig, runUntilSignalled } from './component.js';
 import { EXIT_USAGE, type CliIO, type Subcommand } from './io.js';
 
 /** The namespace of the pod's ServiceAccount, when running in one. */
@@ -73,11 +66,5 @@ export const ingestFunction: Subcommand = async (args: string[], io: CliIO): Pro
     return EXIT_USAGE;
   }
   log.info({ namespace: config.namespace, controllers: config.controllers }, 'starting');
-  const result = await runAll(fn.runnables, {
-    signal: onTerminationSignals(process),
-    gracePeriodMs: config.shutdownGraceSeconds * 1000,
-    log,
-  });
-  setTimeout(() => process.exit(result.exitCode), 2000).unref();
-  return result.exitCode;
+  return await runUntilSignalled(fn.runnables, { gracePeriodMs: config.shutdownGraceSeconds * 1000, log });
 };

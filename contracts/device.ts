@@ -46,6 +46,11 @@ export const deviceObservationSchema = z.object({
   xids: z.array(xidEventSchema),
   /** False when the agent knows the device is installed but the tool did not report it. */
   present: z.boolean(),
+  /**
+   * Failed inference-canary requests in a row on the device's node, from the snapshot's
+   * `canary` (every device of the node carries the node's count); absent when no canary runs.
+   */
+  inference_canary_failures: z.number().int().nonnegative().optional(),
 });
 
 /** A normalised device observation. */

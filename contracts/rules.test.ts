@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_FAULT_CODES, DEFAULT_RULES, canonicalFaultCode, rulesSchema } from './index.js';
+import {
+  DEFAULT_FAULT_CODES,
+  DEFAULT_RULES,
+  MAX_WATCHED_XIDS,
+  canonicalFaultCode,
+  rulesSchema,
+} from './index.js';
 
 describe('rules contract defaults (CONTRACT §2)', () => {
   it('declares every default of the contract', () => {
@@ -15,6 +21,7 @@ describe('rules contract defaults (CONTRACT §2)', () => {
       future_skew_s: 5,
       xids: { watched: [48, 63, 64, 74, 79, 92, 94, 95, 119, 120], critical: [48, 74, 79, 95, 119, 120] },
       latched: ['ecc-uncorrectable', 'xid-48', 'xid-79', 'xid-95', 'xid-119', 'xid-120'],
+      inference_canary: { min_failures: 2, severity: 'warning', fail_after_degraded: false },
       fault_codes: {},
       fault_codes_default: 'warning',
       publish: { ingest_degraded_fraction: 0.2, ingest_degraded_min_nodes: 3, max_bytes: 921600 },
@@ -38,9 +45,31 @@ describe('rules contract defaults (CONTRACT §2)', () => {
   it('rejects unknown fields and too many XIDs', () => {
     expect(rulesSchema.safeParse({ colour: 'red' }).success).toBe(false);
     expect(
-      rulesSchema.safeParse({ xids: { watched: Array.from({ length: 22 }, (_, i) => i), critical: [] } })
+      rulesSchema.safeParse({ xids: { watched: Array.from({ length: 21 }, (_, i) => i), critical: [] } })
         .success,
     ).toBe(false);
+  });
+
+  it('watches as many XIDs as fit beside the fixed reasons in one 32-bit mask', () => {
+    const watched = Array.from({ length: MAX_WATCHED_XIDS }, (_, i) => i);
+    expect(rulesSchema.safeParse({ xids: { watched, critical: [] } }).success).toBe(true);
+  });
+
+  it('takes the canary rule, refusing a count below 1 and unknown keys', () => {
+    expect(rulesSchema.parse({ inference_canary: { severity: 'critical' } }).inference_canary).toEqual({
+      min_failures: 2,
+      severity: 'critical',
+      fail_after_degraded: false,
+    });
+    for (const inference_canary of [
+      { min_failures: 0 },
+      { min_failures: 1.5 },
+      { severity: 'info' },
+      { x: 1 },
+    ]) {
+      expect(rulesSchema.safeParse({ inference_canary }).success).toBe(false);
+    }
+    expect(rulesSchema.safeParse({ latched: ['inference-canary-failed'] }).success).toBe(true);
   });
 
   it('stores fault codes canonical: upper-case, without 0x, leading zeros kept', () => {

@@ -43,9 +43,10 @@ export const DEFAULT_LATCHED = [
 
 /**
  * The most XIDs that may be watched. The engine keeps each device's active reasons in one
- * 32-bit mask (11 fixed reasons + XIDs), which keeps the per-sample path allocation-free.
+ * 32-bit mask (12 fixed reasons, `inference-canary-failed` included, + XIDs), which keeps
+ * the per-sample path allocation-free.
  */
-export const MAX_WATCHED_XIDS = 21;
+export const MAX_WATCHED_XIDS = 20;
 /** The longest smoothing window, for the same reason (a window is a bit mask). */
 export const MAX_WINDOW_SAMPLES = 30;
 
@@ -140,6 +141,23 @@ export const rulesSchema = z
       .prefault({}),
     /** Reasons that latch a device failed (see DEFAULT_LATCHED); `xid-<n>` of an unwatched XID is inert. */
     latched: z.array(z.string().min(1)).default([...DEFAULT_LATCHED]),
+    /**
+     * The node agent's inference canary (vLLM nodes): `inference-canary-failed` on every device
+     * of a node whose snapshot reports at least `min_failures` failed requests in a row. The
+     * canary says serving is broken, not which chip, so by default it is a warning that
+     * degrades the node's devices (after `degrade_after_s`) and holds them degraded while it
+     * lasts, but never fails (and so never drains) them on the 180 s clock alone.
+     */
+    inference_canary: z
+      .strictObject({
+        /** Failed requests in a row that raise the reason. */
+        min_failures: z.number().int().min(1).default(2),
+        /** `critical` fails every device of the node at once; `warning` degrades them. */
+        severity: severitySchema.default('warning'),
+        /** true: like other warnings, it fails a device degraded `fail_after_degraded_s`. */
+        fail_after_degraded: z.boolean().default(false),
+      })
+      .prefault({}),
     /** Ascend fault codes extending or overriding DEFAULT_FAULT_CODES (see faultCodeText). */
     fault_codes: faultCodeTable.default({}),
     /** Severity of a fault code in neither table. */
@@ -190,7 +208,7 @@ export const rulesSchema = z
     });
   });
 
-/** Reason names a snapshot can produce (besides `xid-<n>`), in CONTRACT §2.6 order. */
+/** Reason names a snapshot can produce (besides `xid-<n>`, before the canary), in CONTRACT §2.6 order. */
 export const SAMPLE_REASONS = [
   'npu-offline',
   'device-missing',
@@ -202,6 +220,7 @@ export const SAMPLE_REASONS = [
   'high-temp',
   'ecc-error',
   'health-warning',
+  'inference-canary-failed',
 ] as const;
 
 /** A reason name, or `xid-<n>` (an XID that is not watched never fires, so latching it is harmless). */

@@ -6,6 +6,10 @@
  * Unknown keys are stripped, not rejected, so newer agents can add fields without breaking
  * older ingest functions. Any numeric metric may be null (the tool printed NA/N/A/ERR!/-),
  * and a metric an agent omits is read as null.
+ *
+ * Fields added after the first release are optional and change nothing when left out, so
+ * older agents' snapshots keep their meaning: `readable` on every device and `canary` in
+ * every payload.
  */
 import { z } from 'zod';
 
@@ -26,6 +30,15 @@ const errorCodes = z
   .max(256)
   .default([]);
 const busId = z.string().min(1).max(64);
+
+/**
+ * `false`: the tool lists the device but could read none of its metrics (every value N/A, as
+ * nvidia-smi prints in some vGPU guests). The device is there, its readings are unknown:
+ * normalisation reads every metric, the health word and the link as unknown, so it is not
+ * taken for a device off the bus. Left out (or `true`): the metrics are the tool's readings.
+ * Optional rather than defaulted, so snapshots without it print and validate as before.
+ */
+const readable = z.boolean().optional();
 
 /** One chip of a 910B-family device (910B, 910/910A, A3 Ascend910 with two chips per NPU). */
 export const npu910Schema = z.object({
@@ -53,6 +66,7 @@ export const npu910Schema = z.object({
     .prefault({}),
   error_codes: errorCodes,
   present: z.boolean().default(true),
+  readable,
 });
 
 /** One chip of a 310P-family card. */
@@ -65,6 +79,7 @@ export const chip310Schema = z.object({
   ddr: z.object({ used_mb: metric, total_mb: metric, ecc_sbe: counter, ecc_dbe: counter }).prefault({}),
   error_codes: errorCodes,
   present: z.boolean().default(true),
+  readable,
 });
 
 /** One 310P-family card (one to four chips, card-level MCU power). */
@@ -80,7 +95,10 @@ export const card310Schema = z.object({
   chips: z.array(chip310Schema).max(8),
 });
 
-/** One NVIDIA GPU. A GPU that fell off the bus reports null metrics. */
+/**
+ * One NVIDIA GPU. A GPU that fell off the bus reports null metrics; one the tool lists but
+ * cannot read (`readable: false`) reports null metrics too, and is not off the bus.
+ */
 export const gpuSchema = z.object({
   index: z.number().int().nonnegative(),
   uuid: z.string().max(128).nullable().default(null),
@@ -102,24 +120,48 @@ export const gpuSchema = z.object({
     .max(1024)
     .default([]),
   present: z.boolean().default(true),
+  readable,
 });
 
 const MAX_DEVICES = 512;
+
+/**
+ * The node's inference canary (optional, any family): the agent's periodic fixed request to a
+ * local inference endpoint (vLLM), read beside the tool like any other reading of the node.
+ * `ok` is the last request's verdict and `consecutive_failures` the failed requests in a row
+ * up to it (0 exactly when `ok`); `at` is when that request ended. The engine raises
+ * `inference-canary-failed` on every device of the node while `consecutive_failures` is at
+ * least the rules' `inference_canary.min_failures` (2): the canary says serving is broken,
+ * not which chip. Left out: no canary runs on the node.
+ */
+export const canarySchema = z
+  .object({
+    ok: z.boolean(),
+    consecutive_failures: z.number().int().nonnegative().max(1_000_000_000),
+    at: z.iso.datetime({ offset: true }).nullable().default(null),
+  })
+  .refine((canary) => canary.ok === (canary.consecutive_failures === 0), {
+    path: ['consecutive_failures'],
+    message: 'must be 0 when ok is true and at least 1 when ok is false',
+  });
 
 export const payload910Schema = z.object({
   family: z.literal('910B'),
   driver_version: z.string().max(64).optional(),
   npus: z.array(npu910Schema).max(MAX_DEVICES),
+  canary: canarySchema.optional(),
 });
 export const payload310Schema = z.object({
   family: z.literal('310P'),
   driver_version: z.string().max(64).optional(),
   cards: z.array(card310Schema).max(MAX_DEVICES),
+  canary: canarySchema.optional(),
 });
 export const payloadNvidiaSchema = z.object({
   family: z.literal('nvidia'),
   driver_version: z.string().max(64).optional(),
   gpus: z.array(gpuSchema).max(MAX_DEVICES),
+  canary: canarySchema.optional(),
 });
 
 /** The family-specific body of a snapshot, discriminated by `family`. */
@@ -158,4 +200,5 @@ export type Npu910 = z.infer<typeof npu910Schema>;
 export type Card310 = z.infer<typeof card310Schema>;
 export type Chip310 = z.infer<typeof chip310Schema>;
 export type Gpu = z.infer<typeof gpuSchema>;
+export type CanaryReading = z.infer<typeof canarySchema>;
 export type AcceleratorFamily = Payload['family'];

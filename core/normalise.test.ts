@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { deviceObservationSchema, snapshotSchema, type Snapshot } from '../contracts/index.js';
+import {
+  deviceObservationSchema,
+  snapshotSchema,
+  type DeviceObservation,
+  type Snapshot,
+} from '../contracts/index.js';
 import { readExampleJson } from '../test/fixtures.js';
 import { lowerHealth, normalise } from './normalise.js';
 
@@ -201,6 +206,115 @@ describe('normalise', () => {
       ['gpu3', 'GPU-d', 'GPU-d', 'gpu', 'unknown', null, null, null],
     ]);
     expect(devices[0]?.xids).toEqual([{ xid: 79, at: '2026-11-29T07:59:00Z' }]);
+  });
+
+  describe('a device the tool lists but cannot read (readable: false)', () => {
+    it('reads a GPU with every metric null as unknown, not as off the bus, and keeps its XIDs', () => {
+      const xids = [{ xid: 13, at: '2026-11-29T07:59:00Z' }];
+      const [unreadable, offBus] = normalise(
+        snap({
+          family: 'nvidia',
+          gpus: [
+            { index: 0, uuid: 'GPU-a', readable: false, xid_events: xids },
+            { index: 1, uuid: 'GPU-b' },
+          ],
+        }),
+      );
+      expect(unreadable).toMatchObject({ key: 'GPU-a', present: true, pcie_link_status: null, xids });
+      expect(offBus?.pcie_link_status).toBe('down');
+    });
+
+    it('voids whatever readings an unreadable GPU or 910B chip was sent with', () => {
+      const [gpu] = normalise(
+        snap({
+          family: 'nvidia',
+          gpus: [
+            { index: 0, temperature_gpu: 99, power_draw_w: 1, ecc_uncorrected_volatile: 4, readable: false },
+          ],
+        }),
+      );
+      const [npu] = normalise(
+        snap({
+          family: '910B',
+          npus: [
+            {
+              npu: 0,
+              health: 'Critical',
+              temp_c: 99,
+              power_w: 1,
+              hbm: { ecc: { single_bit: 1, double_bit: 1 } },
+              pcie: { bus_id: '0000:C1:00.0', link: 'down' },
+              error_codes: ['80E01801'],
+              readable: false,
+            },
+          ],
+        }),
+      );
+      const readings = (d: DeviceObservation | undefined): unknown[] => [
+        d?.health,
+        d?.temperature_c,
+        d?.power_w,
+        d?.ecc_errors,
+        d?.ecc_uncorrectable,
+        d?.pcie_link_status,
+        d?.present,
+      ];
+      expect(readings(gpu)).toEqual(['unknown', null, null, null, null, null, true]);
+      expect(readings(npu)).toEqual(['unknown', null, null, null, null, null, true]);
+      // Fault codes are not metrics: the tool listed them, so they count.
+      expect(npu?.error_codes).toEqual(['80E01801']);
+    });
+
+    it("keeps a 310P chip's card-level link and MCU power share", () => {
+      const devices = normalise(
+        snap({
+          family: '310P',
+          cards: [
+            {
+              card: 0,
+              bus_id: '0000:01:00.0',
+              pcie_link: 0,
+              mcu_power_w: 40,
+              chips: [
+                { chip: 0, device_id: 0, health: 'Critical', temperature: 90, readable: false },
+                { chip: 1, device_id: 1, health: 'OK', temperature: 50 },
+              ],
+            },
+          ],
+        }),
+      );
+      expect(devices.map((d) => [d.id, d.health, d.temperature_c, d.power_w, d.pcie_link_status])).toEqual([
+        ['npu0', 'unknown', null, 20, 'down'],
+        ['npu1', 'ok', 50, 20, 'down'],
+      ]);
+    });
+
+    it('leaves readable: true and a left-out field alike', () => {
+      const gpus = [{ index: 0, uuid: 'GPU-a', temperature_gpu: 40, readable: true }];
+      const [explicit] = normalise(snap({ family: 'nvidia', gpus }));
+      const [implicit] = normalise(snap({ family: 'nvidia', gpus: [{ ...gpus[0], readable: undefined }] }));
+      expect(explicit).toEqual(implicit);
+      expect(explicit?.pcie_link_status).toBe('up');
+    });
+  });
+
+  describe('the inference canary', () => {
+    const gpus = [
+      { index: 0, uuid: 'GPU-a', temperature_gpu: 40 },
+      { index: 1, uuid: 'GPU-b', temperature_gpu: 41 },
+    ];
+
+    it("copies the node's failure count onto every device", () => {
+      const canary = { ok: false, consecutive_failures: 3, at: '2026-11-29T07:59:59Z' };
+      const devices = normalise(snap({ family: 'nvidia', gpus, canary }));
+      expect(devices.map((d) => d.inference_canary_failures)).toEqual([3, 3]);
+      for (const d of devices) deviceObservationSchema.parse(d);
+    });
+
+    it('carries no count when the node runs no canary', () => {
+      const devices = normalise(snap({ family: 'nvidia', gpus }));
+      expect(devices.map((d) => 'inference_canary_failures' in d)).toEqual([false, false]);
+    });
   });
 
   it.each([

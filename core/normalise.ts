@@ -9,6 +9,16 @@
  * GPUs have no link field: the link is `up` unless every metric is null (fell off the bus),
  * and unknown (null) for a GPU sent with `present: false`.
  *
+ * A device sent with `readable: false` (the tool lists it but reads none of its metrics, as
+ * nvidia-smi in some vGPU guests) is present with its own readings unknown: metrics null,
+ * health `unknown`, link null (a 310P chip keeps its card's link and MCU power share, which
+ * are the card's readings). So it raises no reason of its own (in particular not
+ * `npu-offline`, which a GPU's inferred link `down` would) while its fault codes and XIDs,
+ * which do not come from the metrics, still count.
+ *
+ * The payload's `canary` (the node's inference canary) is copied onto every device as
+ * `inference_canary_failures`: the canary says serving on the node is broken, not which chip.
+ *
  * Keys are unique within one snapshot: should two devices share a key (two chips behind one
  * bus id), the later ones get `#<id>` appended, so they can never share state.
  */
@@ -29,6 +39,10 @@ export function normalise(snapshot: Snapshot): DeviceObservation[] {
     }
   } else {
     for (const gpu of payload.gpus) out.push(fromGpu(gpu));
+  }
+  if (payload.canary !== undefined) {
+    const failures = payload.canary.consecutive_failures;
+    for (const device of out) device.inference_canary_failures = failures;
   }
   return uniqueKeys(out);
 }
@@ -56,7 +70,23 @@ function sum(a: number | null, b: number | null): number | null {
   return a === null || b === null ? null : a + b;
 }
 
+/** Reads every metric, the health word and the link of an unreadable device as unknown. */
+function unreadable(device: DeviceObservation): DeviceObservation {
+  device.health = 'unknown';
+  device.temperature_c = null;
+  device.power_w = null;
+  device.ecc_errors = null;
+  device.ecc_uncorrectable = null;
+  device.pcie_link_status = null;
+  return device;
+}
+
 function fromNpu910(npu: Npu910): DeviceObservation {
+  const device = fromReadableNpu910(npu);
+  return npu.readable === false ? unreadable(device) : device;
+}
+
+function fromReadableNpu910(npu: Npu910): DeviceObservation {
   const id = npu.chip > 0 ? `npu${npu.npu}-${npu.chip}` : `npu${npu.npu}`;
   const ecc = npu.hbm.ecc;
   return {
@@ -80,9 +110,24 @@ function fromNpu910(npu: Npu910): DeviceObservation {
 }
 
 function fromChip310(card: Card310, chip: Chip310): DeviceObservation {
+  const device = fromReadableChip310(card, chip);
+  if (chip.readable !== false) return device;
+  // The link and the MCU power are the card's readings, not the chip's: they stand.
+  const { pcie_link_status: link } = device;
+  unreadable(device);
+  device.pcie_link_status = link;
+  device.power_w = cardPowerShare(card);
+  return device;
+}
+
+/** The card's MCU power divided among its chips; null when unknown. */
+function cardPowerShare(card: Card310): number | null {
+  return card.mcu_power_w === null || card.chips.length === 0 ? null : card.mcu_power_w / card.chips.length;
+}
+
+function fromReadableChip310(card: Card310, chip: Chip310): DeviceObservation {
   const id = `npu${chip.device_id}`;
-  const cardPower =
-    card.mcu_power_w === null || card.chips.length === 0 ? null : card.mcu_power_w / card.chips.length;
+  const cardPower = cardPowerShare(card);
   return {
     id,
     key: card.bus_id === null ? id : `${card.bus_id}/${chip.chip}`,
@@ -102,6 +147,11 @@ function fromChip310(card: Card310, chip: Chip310): DeviceObservation {
 }
 
 function fromGpu(gpu: Gpu): DeviceObservation {
+  const device = fromReadableGpu(gpu);
+  return gpu.readable === false ? unreadable(device) : device;
+}
+
+function fromReadableGpu(gpu: Gpu): DeviceObservation {
   const id = `gpu${gpu.index}`;
   const allNull =
     gpu.temperature_gpu === null &&

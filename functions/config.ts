@@ -65,6 +65,18 @@ export const functionConfigSchema = z.strictObject({
       .default(['npu-fault'])
       .describe('audiences an agent token must carry'),
     cacheSeconds: z.number().positive().default(60).describe('how long a token review is trusted'),
+    maxConcurrentReviews: z
+      .number()
+      .int()
+      .positive()
+      .default(16)
+      .describe('most TokenReviews of unknown tokens in flight at once'),
+    maxQueuedReviews: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(64)
+      .describe('most waiting for one of those; beyond, 503 with Retry-After at once'),
   }),
   limits: z.strictObject({
     maxBodyBytes: z

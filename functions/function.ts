@@ -13,8 +13,13 @@ import {
   type Registry,
   type Runnable,
 } from '../platform/index.js';
-import { createKubeListWatchClient, createTokenReviewer, kubeTokenReview } from '../platform/k8s/index.js';
-import { createFunctionApp, agentUser } from './app/index.js';
+import {
+  createKubeListWatchClient,
+  createTokenReviewer,
+  kubeTokenReview,
+  type TokenReviewer,
+} from '../platform/k8s/index.js';
+import { createFunctionApp, createTokenReviewMetrics, agentUser } from './app/index.js';
 import type { FunctionConfig } from './config.js';
 import {
   createEndpointSliceReplicaSource,
@@ -93,11 +98,16 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
       maxQueuedBatches: config.forward.maxQueuedBatches,
     },
   );
-  const reviewer = createTokenReviewer({
+  // A flood of unknown tokens costs the apiserver at most maxConcurrentReviews requests at a
+  // time (platform/k8s/token-review.ts); the gauges read the reviewer at scrape time.
+  const reviewer: TokenReviewer = createTokenReviewer({
     review: kubeTokenReview(kubeConfig.makeApiClient(k8s.AuthenticationV1Api)),
     clock,
     ttlMs: config.auth.cacheSeconds * 1000,
     audiences: config.auth.audiences,
+    maxConcurrent: config.auth.maxConcurrentReviews,
+    maxQueued: config.auth.maxQueuedReviews,
+    onOutcome: createTokenReviewMetrics(registry, () => reviewer),
   });
   const handler = createFunctionApp(
     { authenticate: reviewer.authenticate, forwarder, clock, log, registry },

@@ -9,6 +9,7 @@
  * - logger: pino JSON lines with secrets redacted; metrics: a private Registry per component
  * - clock: `Clock`, `systemClock`, `FakeClock`; errors: `AppError` family, Kubernetes API errors
  */
+export { ABORTED, errorCode, rejectOnAbort, untilAborted } from './abort.js';
 export { FakeClock, systemClock, type Cancel, type Clock } from './clock.js';
 export {
   ConfigError,

@@ -21,6 +21,7 @@ import {
   writeKubeConfig,
   type ControllerProcess,
 } from './setup/controller-process.js';
+import { createAgentIdentity } from './setup/agent-identity.js';
 import { createTestNamespace, type TestNamespace } from './setup/cluster.js';
 
 const LEASE = [
@@ -62,42 +63,7 @@ describe('the ingest function between an agent and two controllers, on the real 
     fn = await functionAccess(ns);
     core = ns.admin.makeApiClient(k8s.CoreV1Api);
     node = `${ns.name}-n1`;
-    await core.createNode({
-      body: {
-        metadata: { name: node },
-        status: {
-          capacity: { 'huawei.com/Ascend910': '8' },
-          conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'test' }],
-        },
-      },
-    });
-    await core.createNamespacedServiceAccount({
-      namespace: ns.name,
-      body: { metadata: { name: 'npu-fault-agent' } },
-    });
-    const pod = await core.createNamespacedPod({
-      namespace: ns.name,
-      body: {
-        metadata: { name: 'agent' },
-        spec: {
-          nodeName: node,
-          serviceAccountName: 'npu-fault-agent',
-          containers: [{ name: 'agent', image: 'agent' }],
-        },
-      },
-    });
-    const minted = await core.createNamespacedServiceAccountToken({
-      name: 'npu-fault-agent',
-      namespace: ns.name,
-      body: {
-        spec: {
-          audiences: ['npu-fault'],
-          expirationSeconds: 600,
-          boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'agent', uid: pod.metadata?.uid },
-        },
-      },
-    });
-    agentToken = minted.status?.token ?? '';
+    agentToken = await (await createAgentIdentity(core, ns.name, node)).mintToken();
 
     for (const identity of ['replica-1', 'replica-2']) {
       const process = startControllerProcess({

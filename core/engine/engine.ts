@@ -72,21 +72,26 @@ interface Compiled {
 }
 
 function compile(rules: Rules): Compiled {
+  const table = compileReasons(rules);
+  const canary = rules.inference_canary;
   return {
     rules,
     sample: {
-      table: compileReasons(rules),
+      table,
       windowSize: rules.window_samples,
       windowMask: windowMask(rules.window_samples),
       hotC: rules.high_temp.threshold_c,
       minHot: rules.high_temp.min_samples,
       thermalC: rules.ecc_thermal_c,
       offlineW: rules.offline_power_w,
+      canaryFailures: rules.inference_canary.min_failures,
     },
     timing: {
       degradeMs: rules.degrade_after_s * 1000,
       failMs: rules.fail_after_degraded_s * 1000,
       recoverSamples: rules.recover_after_samples,
+      // A canary failure says serving is broken, not which chip: it degrades, it does not fail.
+      degradeOnly: canary.severity === 'warning' && !canary.fail_after_degraded ? table.inferenceCanary : 0,
     },
     staleMs: rules.overlays.agent_unreachable_s * 1000,
     collectorMs: rules.overlays.collector_error_s * 1000,

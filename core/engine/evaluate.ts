@@ -1,7 +1,8 @@
 /**
  * One sample of one device → its active reasons (CONTRACT §2.1–§2.3), as a ReasonTable
- * bit mask. Updates the device's window, counter baselines, XID memory and latches in
- * place; allocates nothing unless the sample carries XID events.
+ * bit mask (the node's inference canary, copied onto each device, included). Updates the
+ * device's window, counter baselines, XID memory and latches in place; allocates nothing
+ * unless the sample carries XID events.
  *
  * Non-latched event reasons (an ECC increase, an XID) stay active while their sample is
  * inside the smoothing window (5 samples), exactly as `ecc-error` is defined; a latched
@@ -22,6 +23,8 @@ export interface SampleParams {
   minHot: number;
   thermalC: number;
   offlineW: number;
+  /** Failed canary requests in a row that raise `inference-canary-failed`. */
+  canaryFailures: number;
 }
 
 /** Evaluates one sample; returns the active reasons (latched included). */
@@ -52,6 +55,7 @@ export function evaluateSample(device: DeviceState, obs: DeviceObservation, p: S
   else if (health === 'warning' || health === 'alarm') mask |= t.healthWarning;
 
   if (obs.error_codes.length > 0) mask |= faultCodeBits(obs.error_codes, t);
+  if ((obs.inference_canary_failures ?? 0) >= p.canaryFailures) mask |= t.inferenceCanary;
   if (obs.xids.length > 0 || device.xidSeen !== null) recordXids(device, obs, t);
   if (device.xidAt !== null) mask |= activeXids(device, p.windowSize, t);
 

@@ -16,8 +16,11 @@
  * | unknown         | no reason is active                                         | healthy  |
  * | unknown|healthy | some warning active in every sample for ≥ degrade (60 s)    | degraded |
  * | degraded        | `clean` ≥ recover (5) consecutive samples without a reason  | healthy  |
- * | degraded        | degraded for ≥ fail (180 s) and a reason active now         | failed   |
+ * | degraded        | degraded for ≥ fail (180 s) and a reason active now (*)     | failed   |
  * | failed          | `clean` ≥ recover (5)                                       | healthy  |
+ *
+ * (*) a reason other than the `degradeOnly` ones (the inference canary, by default), which
+ * hold a device degraded for as long as they last but never fail it on the clock.
  *
  * Degraded → failed needs a reason active in the sample that reaches 180 s (a deliberate
  * reading of CONTRACT §2.4's "degraded for 180 s"): a device whose warnings went quiet and
@@ -44,11 +47,16 @@ export interface FsmState {
   clean: number;
 }
 
-/** The state machine's durations. */
+/** The state machine's durations, and the reasons that may not run out its 180 s. */
 export interface FsmTiming {
   degradeMs: number;
   failMs: number;
   recoverSamples: number;
+  /**
+   * Warning reasons that hold a device degraded but never fail it through `failMs` (the
+   * inference canary by default: it says serving is broken, not which chip). Default none.
+   */
+  degradeOnly?: number;
 }
 
 /** A fresh state machine: `unknown` since `t`. */
@@ -100,7 +108,9 @@ function nextState(
     case 'degraded':
       if (hasCritical) return 'failed';
       if (fsm.clean >= timing.recoverSamples) return 'healthy';
-      return active !== 0 && t - fsm.since >= timing.failMs ? 'failed' : 'degraded';
+      return (active & ~(timing.degradeOnly ?? 0)) !== 0 && t - fsm.since >= timing.failMs
+        ? 'failed'
+        : 'degraded';
     case 'failed':
       return fsm.clean >= timing.recoverSamples ? 'healthy' : 'failed';
   }

@@ -7,11 +7,14 @@
  *
  *   npu-offline, device-missing, pcie-link-down, ecc-uncorrectable, health-critical,
  *   xid-<n> (critical, ascending n), fault-code (critical), ecc-thermal, high-temp,
- *   ecc-error, health-warning, fault-code (warning), xid-<n> (warning, ascending n)
+ *   ecc-error, health-warning, fault-code (warning), xid-<n> (warning, ascending n),
+ *   inference-canary-failed
  *
- * `inference-canary-failed` and the node overlays (`agent-unreachable`, `node-not-ready`,
- * `collector-error`) follow; the overlays live on the node (overlays.ts), and no snapshot
- * carries a canary result, so neither takes a device bit.
+ * `inference-canary-failed` is a node's verdict set on each of its devices (the snapshot's
+ * `canary`); its severity comes from the rules (`inference_canary.severity`, a warning by
+ * default), and it keeps its place in the order whichever it is. The node overlays
+ * (`agent-unreachable`, `node-not-ready`, `collector-error`) follow; they live on the node
+ * (overlays.ts) and take no device bit.
  */
 import { DEFAULT_FAULT_CODES, type Rules, type Severity } from '../../contracts/index.js';
 import type { DeviceStatus } from './api.js';
@@ -39,6 +42,8 @@ export interface ReasonTable {
   readonly eccError: number;
   readonly healthWarning: number;
   readonly faultCodeWarning: number;
+  /** The node's inference canary failing (critical or warning, as the rules say). */
+  readonly inferenceCanary: number;
   /** XID number → its bit. */
   readonly xidBit: ReadonlyMap<number, number>;
   /** Fault code (upper-case) → severity: the built-in table merged with the rules'. */
@@ -80,6 +85,11 @@ export function compileReasons(rules: Rules): ReasonTable {
   const healthWarning = add('health-warning', 'health-warning', false);
   const faultCodeWarning = add('fault-code:warning', 'fault-code', false);
   addXids(false);
+  const inferenceCanary = add(
+    'inference-canary-failed',
+    'inference-canary-failed',
+    rules.inference_canary.severity === 'critical',
+  );
   if (ids.length > 32) throw new RangeError(`too many reasons (${ids.length}); at most 32`);
 
   let latched = 0;
@@ -112,6 +122,7 @@ export function compileReasons(rules: Rules): ReasonTable {
     eccError,
     healthWarning,
     faultCodeWarning,
+    inferenceCanary,
     xidBit,
     faultCodes,
     faultCodeDefault: rules.fault_codes_default,

@@ -43,6 +43,8 @@ export interface GpuSpec {
   present?: boolean;
   /** Every metric null (fell off the bus). */
   lost?: boolean;
+  /** Listed by the tool, every metric N/A: null metrics and `readable: false`. */
+  unreadable?: boolean;
 }
 
 /** Envelope fields of a test snapshot. */
@@ -55,6 +57,8 @@ export interface EnvelopeSpec {
   /** collected_at as written, instead of `t` (sub-millisecond times). */
   collectedAt?: string;
   cached?: boolean;
+  /** The payload's inference canary: failed requests in a row (0: the last one passed). */
+  canaryFailures?: number;
 }
 
 /** The wire form of one 910B chip with healthy defaults. */
@@ -86,7 +90,7 @@ export function npuInput(spec: NpuSpec): Record<string, unknown> {
 
 /** The wire form of one GPU with healthy defaults. */
 export function gpuInput(spec: GpuSpec): Record<string, unknown> {
-  const lost = spec.lost === true;
+  const lost = spec.lost === true || spec.unreadable === true;
   const value = <T>(v: T | undefined, fallback: T): T | null =>
     lost ? null : v === undefined ? fallback : v;
   return {
@@ -102,6 +106,7 @@ export function gpuInput(spec: GpuSpec): Record<string, unknown> {
     pcie_link_width: value(undefined, 16),
     xid_events: spec.xids ?? [],
     present: spec.present ?? true,
+    ...(spec.unreadable === true ? { readable: false } : {}),
   };
 }
 
@@ -114,7 +119,16 @@ function envelope(env: EnvelopeSpec, payload: Record<string, unknown>): Snapshot
     collected_at: env.collectedAt ?? isoAt(env.t),
     collector: 'sim',
     cached: env.cached ?? false,
-    payload: payload as SnapshotInput['payload'],
+    payload: (env.canaryFailures === undefined
+      ? payload
+      : {
+          ...payload,
+          canary: {
+            ok: env.canaryFailures === 0,
+            consecutive_failures: env.canaryFailures,
+            at: env.collectedAt ?? isoAt(env.t),
+          },
+        }) as SnapshotInput['payload'],
   };
 }
 

@@ -200,6 +200,7 @@ describe('reasons', () => {
       'xid-64',
       'xid-92',
       'xid-94',
+      'inference-canary-failed',
     ]);
     expect(firstReason(table, table.highTemp | table.eccError | table.faultCodeWarning)).toBe('high-temp');
     expect(firstReason(table, 0)).toBeNull();

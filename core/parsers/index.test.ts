@@ -134,10 +134,10 @@ const EXPECTED: Record<string, Expect> = {
   'nvidia-smi-query-csv-4.txt': { ok: 1, family: 'nvidia' },
   'nvidia-smi-query-csv-5.txt': { ok: 1, family: 'nvidia' },
   'nvidia-smi-query-csv-6.txt': { ok: 2, family: 'nvidia' },
-  // Noheader files of other field lists do not match DEFAULT_QUERY_FIELDS (10 columns).
+  // Noheader files of other field lists do not match DEFAULT_QUERY_FIELDS (11 columns).
   'nvidia-smi-query-csv-noheader-7.txt': {
     error: 'parse',
-    match: /^line 1: row has 5 columns but the field list .* has 10$/,
+    match: /^line 1: row has 5 columns but the field list .* has 11$/,
   },
   'nvidia-smi-query-csv-noheader-8.txt': { error: 'parse', match: /^line 1: row has 5 columns/ },
   'nvidia-smi-query-csv-noheader-9.txt': { error: 'parse', match: /^line 1: row has 7 columns/ },

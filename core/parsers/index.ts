@@ -12,6 +12,15 @@ import { parseNvidiaSmi } from './nvidia-smi.js';
 
 export { NotSnapshotError, ToolError, normaliseBusId } from './common.js';
 export { parseHdcJson, parseJsonText, HDC_EXPECTED } from './hdc.js';
+export {
+  KernelLogScanner,
+  MAX_EVENT_LINE,
+  kmsgSequence,
+  parseKernelEvents,
+  type AerSeverity,
+  type KernelEventKind,
+  type KernelLogEvent,
+} from './kmsg-events.js';
 export { attachXidEvents, parseXidEvents, XID_FALLEN_OFF_BUS, type KernelXidEvent } from './kmsg-xid.js';
 export { mergeNpuSmiDetails, UnknownDeviceError, type NpuSmiDetail } from './npu-smi-merge.js';
 export {
@@ -24,6 +33,7 @@ export {
 } from './npu-smi.js';
 export {
   DEFAULT_QUERY_FIELDS,
+  emptyGpu,
   parseNvidiaCsv,
   parseNvidiaQuery,
   parseNvidiaSmi,

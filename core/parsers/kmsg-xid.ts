@@ -21,11 +21,14 @@ export interface KernelXidEvent {
   inferred?: true;
 }
 
-const XID_LINE = /NVRM: Xid \(PCI:([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): (\d+)\b/;
+/** `NVRM: Xid (PCI:0000:91:00): 79, …`: the bus and the XID number. */
+export const XID_LINE =
+  /NVRM: Xid \(PCI:([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)\): (\d+)\b/;
 /** `The NVIDIA GPU 0000:b3:00.0 ... fallen off the bus` (multi-line) or `GPU 0000:91:00.0: GPU has fallen off the bus.` */
-const GPU_ADDRESS =
+export const GPU_ADDRESS =
   /NVRM: (?:The NVIDIA )?GPU (?:at PCI:)?([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-7])?)/;
-const FALLEN = /fallen off the bus/i;
+/** The NVIDIA driver's words for a GPU that left the PCIe bus. */
+export const FALLEN = /fallen off the bus/i;
 
 /** XID of a GPU that fell off the bus; used for the inferred events. */
 export const XID_FALLEN_OFF_BUS = 79;

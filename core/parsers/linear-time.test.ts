@@ -32,7 +32,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { auditRegex } from './regex-audit.js';
-import { parseToolOutput, parseXidEvents, type ToolSource } from './index.js';
+import { parseKernelEvents, parseToolOutput, parseXidEvents, type ToolSource } from './index.js';
 import { parseNpuSmiInfo, parseNpuSmiMapping } from './npu-smi.js';
 import {
   HDC_ENVELOPE,
@@ -283,6 +283,7 @@ const PARSERS: ReadonlyArray<{ name: string; sample: string; parse: (text: strin
   { name: 'nvidia-smi -q -x', sample: NVIDIA_XML, parse: tool('nvidia-smi') },
   { name: 'nvidia-smi table', sample: NVIDIA_TABLE, parse: tool('nvidia-smi') },
   { name: 'kernel log', sample: KMSG, parse: parseXidEvents },
+  { name: 'kernel events', sample: KMSG, parse: parseKernelEvents },
   { name: 'hdc json', sample: HDC_ENVELOPE, parse: tool('hdc') },
 ];
 
@@ -391,6 +392,28 @@ describe('the work of every parse grows linearly with its input', () => {
     ['JSON nested n deep and cut', (n) => '['.repeat(n), tool('hdc')],
     ['a -t line of blanks', (n) => `\tHealth Status : OK\n\t${' '.repeat(n)}x`, parseNpuSmiInfo],
     ['many -t keys', blocks('', '\tHBM Single Bit Error Count : 1\n'), parseNpuSmiInfo],
+    [
+      'kernel events: n "fallen off the bus" lines',
+      (n) => 'NVRM: GPU 0000:02:00.0: GPU has fallen off the bus.\n'.repeat(n),
+      parseKernelEvents,
+    ],
+    [
+      'kernel events: n \\x0a escapes in one record',
+      (n) => `6,1,1,-;NVRM: ${'\\x0a'.repeat(n)}x`,
+      parseKernelEvents,
+    ],
+    ['kernel events: n bus ids before AER', (n) => `${'0000:3b:00.0 '.repeat(n)}AER: x`, parseKernelEvents],
+    ['kernel events: n Slot(', (n) => `pciehp 0000:00:03.0: ${'Slot('.repeat(n)}`, parseKernelEvents],
+    [
+      'kernel events: n dictionary lines',
+      (n) => `6,1,1,-;x\n${' SUBSYSTEM=pci\n'.repeat(n)}`,
+      parseKernelEvents,
+    ],
+    [
+      'kernel events: n continuation lines',
+      (n) => `[ 1.0] NVRM: a\n${'    NVRM: b\n'.repeat(n)}`,
+      parseKernelEvents,
+    ],
     [
       'n Xid lines, then n "fallen off the bus" echoes of one GPU',
       (n) =>

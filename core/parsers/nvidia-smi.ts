@@ -8,6 +8,12 @@
  * - the default table, old (pre-525) and new layouts, MIG blocks and `ERR!` cells.
  *
  * Tool failures (`GPU is lost`, NVML not loaded) throw ToolError with the lost bus ids.
+ *
+ * A GPU the tool lists but reads nothing of (every health metric a plain "not available":
+ * `N/A`, `[N/A]`, `[Not Supported]`, as nvidia-smi prints in some vGPU guests) comes back with
+ * `readable: false`, so it is not taken for a GPU off the bus. A GPU whose cells are error
+ * spellings (`ERR!`, `[Unknown Error]`) keeps null metrics without the flag: that is how a GPU
+ * in trouble reads, and the contract's off-the-bus rule applies to it.
  */
 import type { Gpu } from '../../contracts/index.js';
 import { ParseError, excerpt, quoted } from '../errors.js';
@@ -32,11 +38,28 @@ import {
 export interface NvidiaParsed {
   payload: { family: 'nvidia'; driver_version?: string; gpus: Gpu[] };
   timestamp: string | null;
+  /**
+   * How many GPUs the driver has, as the output says (the CSV `count` field, `-q`'s
+   * `Attached GPUs`); null when it does not say (the table, a CSV without `count`). More than
+   * `payload.gpus.length` only with `allowMissingGpus`: GPUs the driver has that no row lists.
+   */
+  driverCount: number | null;
+}
+
+/** How strictly the parsers read. */
+export interface NvidiaParseOptions {
+  /**
+   * When the driver's count says more GPUs than the output lists, return the GPUs listed
+   * (with `driverCount`) instead of refusing the output as cut short. For the agent, which
+   * tells the missing GPUs by its inventory; `parse` of a saved file keeps refusing.
+   */
+  allowMissingGpus?: boolean;
 }
 
 /**
  * The `--query-gpu` fields the agent runs (`--format=csv,noheader,nounits`); a noheader file is
- * read with this list unless another is given.
+ * read with this list unless another is given. `count` (the driver's GPU count, the same on
+ * every row) lets a GPU missing from the rows be noticed.
  */
 export const DEFAULT_QUERY_FIELDS: readonly string[] = [
   'index',
@@ -49,7 +72,16 @@ export const DEFAULT_QUERY_FIELDS: readonly string[] = [
   'ecc.errors.uncorrected.volatile.total',
   'pcie.link.gen.current',
   'pcie.link.width.current',
+  'count',
 ];
+
+/**
+ * The agent's query before `count` was added: a noheader file of exactly this many columns,
+ * read without a field list, is read with it, so an older agent's saved output still parses.
+ */
+const DEFAULT_QUERY_FIELDS_BEFORE_COUNT: readonly string[] = DEFAULT_QUERY_FIELDS.filter(
+  (field) => field !== 'count',
+);
 
 /** What `parse --from nvidia-smi` accepts, for error messages. */
 export const NVIDIA_SMI_EXPECTED =
@@ -71,6 +103,22 @@ export function emptyGpu(index: number): Gpu {
     xid_events: [],
     present: true,
   };
+}
+
+/** Cells that say the tool has no value for a field (not that reading it failed). */
+const NOT_AVAILABLE = new Set(['NA', 'N/A', '[N/A]', '[Not Supported]', 'Not Supported', '-', '--']);
+
+/**
+ * Marks a GPU `readable: false` when the tool listed it (it has a uuid or bus id) and every
+ * health metric it printed for it is a plain "not available" (`texts`, at least one): the
+ * vGPU guest's N/A row. Any error spelling or number among them leaves the GPU as it is.
+ */
+function markUnreadable(gpu: Gpu, texts: ReadonlyArray<string | null | undefined>): Gpu {
+  const printed = texts.filter((text): text is string => text !== null && text !== undefined);
+  const listed = gpu.uuid !== null || gpu.bus_id !== null;
+  if (listed && printed.length > 0 && printed.every((text) => NOT_AVAILABLE.has(text.trim())))
+    gpu.readable = false;
+  return gpu;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -244,7 +292,10 @@ function gpuFromCsv(fields: readonly string[], cells: readonly string[], order: 
   gpu.ecc_uncorrected_volatile = asCounter(num('ecc.errors.uncorrected.volatile.total'));
   gpu.pcie_link_gen = num('pcie.link.gen.current');
   gpu.pcie_link_width = num('pcie.link.width.current');
-  return gpu;
+  return markUnreadable(
+    gpu,
+    HEALTH_FIELDS.map((field) => byName.get(field)),
+  );
 }
 
 /** `2026/07/03 22:22:27.377` (the `timestamp` field) as ISO, read as UTC like every tool time. */
@@ -269,22 +320,32 @@ const HEALTH_FIELDS: readonly string[] = [
 
 /**
  * When the `count` field was queried, every row says how many GPUs the driver has: fewer rows
- * means the output was cut at a row boundary, and the missing GPUs must not pass unnoticed.
+ * means the output was cut at a row boundary (or a GPU is missing from it), and the missing
+ * GPUs must not pass unnoticed: refused, unless `allowMissing` (the caller checks the count
+ * returned). More rows than the count is never a valid output. Returns the count, or null.
  */
-function checkCsvCount(lines: readonly string[], names: readonly string[], rows: number, from: number): void {
+function checkCsvCount(
+  lines: readonly string[],
+  names: readonly string[],
+  rows: { count: number; from: number },
+  allowMissing: boolean,
+): number | null {
   const column = names.indexOf('count');
-  if (column < 0) return;
-  for (let i = from; i < lines.length; i++) {
+  if (column < 0) return null;
+  for (let i = rows.from; i < lines.length; i++) {
     const line = lines[i] ?? '';
     if (line.trim() === '') continue;
     const count = requireNumber(csvCells(line)[column] ?? '', 'count', i + 1, NO_UNIT);
-    if (count !== null && count !== rows)
+    if (count !== null && (count < rows.count || (count > rows.count && !allowMissing))) {
+      const why = count < rows.count ? 'the rows are not one per GPU' : 'the output is cut short';
       throw new ParseError(
-        `count says ${count} GPUs but ${rows} GPU row${rows === 1 ? '' : 's'} found: the output is cut short`,
+        `count says ${count} GPUs but ${rows.count} GPU row${rows.count === 1 ? '' : 's'} found: ${why}`,
         i + 1,
       );
-    return;
+    }
+    return count;
   }
+  return null;
 }
 
 /**
@@ -294,9 +355,15 @@ function checkCsvCount(lines: readonly string[], names: readonly string[], rows:
  * DEFAULT_QUERY_FIELDS). A row whose column count differs is a ParseError naming its line.
  * Printed units are checked against their field, in the header and in every value
  * (`81920 MiB` under `temperature.gpu` is a wrong field list, not a hot GPU), and when the
- * `count` field is queried the rows must number as many GPUs as it says.
+ * `count` field is queried the rows must number as many GPUs as it says (fewer only with
+ * `allowMissingGpus`). Without a field list, a noheader file one column short of
+ * DEFAULT_QUERY_FIELDS is read as the older agent query without `count`.
  */
-export function parseNvidiaCsv(text: string, fields: readonly string[] = DEFAULT_QUERY_FIELDS): NvidiaParsed {
+export function parseNvidiaCsv(
+  text: string,
+  fields?: readonly string[],
+  options: NvidiaParseOptions = {},
+): NvidiaParsed {
   const lines = splitLines(text);
   checkNvidiaSmiToolError(lines);
   const start = lines.findIndex((line) => line.trim() !== '');
@@ -304,7 +371,9 @@ export function parseNvidiaCsv(text: string, fields: readonly string[] = DEFAULT
   const first = lines[start] ?? '';
   const hasHeader = isCsvHeader(first);
   if (hasHeader) checkHeaderUnits(csvCells(first), start + 1);
-  const names = hasHeader ? csvCells(first).map((cell) => headerField(cell) ?? cell) : [...fields];
+  const names = hasHeader
+    ? csvCells(first).map((cell) => headerField(cell) ?? cell)
+    : [...(fields ?? defaultFields(first))];
   if (hasHeader && names.includes('pid')) {
     throw new NotSnapshotError(
       '`nvidia-smi --query-compute-apps` (per-process memory)',
@@ -337,11 +406,20 @@ export function parseNvidiaCsv(text: string, fields: readonly string[] = DEFAULT
     if (names.includes('driver_version') && version && !isNullCell(version)) driver ??= version;
   }
   if (gpus.length === 0) throw new ParseError('the CSV has a header but no GPU rows', start + 1);
-  checkCsvCount(lines, names, gpus.length, hasHeader ? start + 1 : start);
+  const rows = { count: gpus.length, from: hasHeader ? start + 1 : start };
+  const driverCount = checkCsvCount(lines, names, rows, options.allowMissingGpus === true);
   return {
     payload: { family: 'nvidia', ...(driver === undefined ? {} : { driver_version: driver }), gpus },
     timestamp,
+    driverCount,
   };
+}
+
+/** The field list of a noheader file given none: the agent's, or its older list by column count. */
+function defaultFields(firstRow: string): readonly string[] {
+  return csvCells(firstRow).length === DEFAULT_QUERY_FIELDS_BEFORE_COUNT.length
+    ? DEFAULT_QUERY_FIELDS_BEFORE_COUNT
+    : DEFAULT_QUERY_FIELDS;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -620,9 +698,12 @@ function readEcc(gpu: QNode): { corrected: number | null; uncorrected: number | 
   };
 }
 
+/** The power keys of `-q`, newest spelling first (the first with a value is the draw). */
+const POWER_KEYS = ['power draw', 'instantaneous power draw', 'instant power draw', 'average power draw'];
+
 function readPower(gpu: QNode): number | null {
   const section = child(gpu, 'gpu power readings', 'power readings');
-  for (const key of ['power draw', 'instantaneous power draw', 'instant power draw', 'average power draw']) {
+  for (const key of POWER_KEYS) {
     const value = numAt(section, Q_UNITS.power, [key]);
     if (value !== null) return value;
   }
@@ -649,14 +730,33 @@ function gpuFromTree(node: QNode, index: number, busText: string): Gpu {
     ['link width', 'link widths'],
     ['current', 'current link width'],
   );
-  return gpu;
+  return markUnreadable(gpu, metricTexts(node, link));
 }
 
-function withDriver(gpus: Gpu[], driver: string | undefined, timestamp: string | undefined): NvidiaParsed {
+/** The texts `-q` printed for the health metrics of one GPU (those it printed at all). */
+function metricTexts(gpu: QNode, link: QNode | undefined): Array<string | null | undefined> {
+  const power = child(gpu, 'gpu power readings', 'power readings');
+  const volatile = child(child(gpu, 'ecc errors'), 'volatile');
+  return [
+    at(gpu, ['temperature'], ['gpu current temp', 'gpu temp']),
+    ...POWER_KEYS.map((key) => at(power, [key])),
+    ...(volatile?.children ?? []).flatMap((node) => [node.value, ...node.children.map((c) => c.value)]),
+    at(link, ['pcie generation', 'pcie gen'], ['current', 'current link gen']),
+    at(link, ['link width', 'link widths'], ['current', 'current link width']),
+  ];
+}
+
+function withDriver(
+  gpus: Gpu[],
+  driver: string | undefined,
+  timestamp: string | undefined,
+  driverCount: number | null,
+): NvidiaParsed {
   const base = driver === undefined || isNullCell(driver) ? {} : { driver_version: driver };
   return {
     payload: { family: 'nvidia', ...base, gpus },
     timestamp: timestamp === undefined ? null : ctimeToIso(timestamp),
+    driverCount,
   };
 }
 
@@ -667,21 +767,23 @@ function withDriver(gpus: Gpu[], driver: string | undefined, timestamp: string |
  * (no bus id, no uuid), so they cannot be sent as `present: false` either: the whole output
  * is refused, and the agent reports a failed collection instead of a smaller healthy node.
  * This also refuses `-q -i <id>` outputs, which print the full count and one GPU: the agent
- * never queries one GPU, and a snapshot must hold every GPU of its node.
+ * never queries one GPU, and a snapshot must hold every GPU of its node. With `allowMissing`
+ * fewer blocks than the count pass (the caller compares the count returned with its
+ * inventory); more never do. Returns the count, or null when it reads N/A.
  */
 function checkAttachedGpus(
   count: QNode | undefined,
-  blocks: number,
-  what: string,
-  fallbackLine: number,
-): void {
+  found: { blocks: number; what: string; fallbackLine: number },
+  allowMissing: boolean,
+): number | null {
+  const { blocks, what } = found;
   if (count === undefined)
     throw new ParseError(
       `no 'Attached GPUs' count before the GPU ${what}s: a GPU missing from this output could not be noticed`,
-      fallbackLine,
+      found.fallbackLine,
     );
   const attached = count.value === null ? null : requireNumber(count.value, count.key, count.line, NO_UNIT);
-  if (attached === null || attached === blocks) return;
+  if (attached === null || attached === blocks || (allowMissing && attached > blocks)) return attached;
   throw new ParseError(
     `Attached GPUs says ${attached} but ${blocks} GPU ${what}${blocks === 1 ? '' : 's'} found: the output is cut short or was taken with -i, and a snapshot must hold every GPU`,
     count.line,
@@ -694,7 +796,7 @@ function checkAttachedGpus(
  * ParseError naming the last line, not a GPU with silently missing fields. An output cut
  * between two GPU blocks is caught by the header's `Attached GPUs` count (checkAttachedGpus).
  */
-export function parseNvidiaQuery(text: string): NvidiaParsed {
+export function parseNvidiaQuery(text: string, options: NvidiaParseOptions = {}): NvidiaParsed {
   const lines = splitLines(text);
   checkNvidiaSmiToolError(lines);
   const root = readQTree(lines);
@@ -711,26 +813,34 @@ export function parseNvidiaQuery(text: string): NvidiaParsed {
       lastLine,
     );
   }
-  checkAttachedGpus(child(root, 'attached gpus'), blocks.length, 'block', blocks[0]?.line ?? 1);
+  const driverCount = checkAttachedGpus(
+    child(root, 'attached gpus'),
+    { blocks: blocks.length, what: 'block', fallbackLine: blocks[0]?.line ?? 1 },
+    options.allowMissingGpus === true,
+  );
   const gpus = blocks.map((block, i) => gpuFromTree(block, i, block.key.slice(4)));
-  return withDriver(gpus, at(root, ['driver version']), at(root, ['timestamp']));
+  return withDriver(gpus, at(root, ['driver version']), at(root, ['timestamp']), driverCount);
 }
 
 /**
  * Parses `nvidia-smi -q -x` XML (any nvsmi_device DTD version). A document cut short fails on
  * its unclosed elements; a complete one must hold as many `<gpu>` as `<attached_gpus>` says.
  */
-export function parseNvidiaXml(text: string): NvidiaParsed {
+export function parseNvidiaXml(text: string, options: NvidiaParseOptions = {}): NvidiaParsed {
   checkNvidiaSmiToolError(splitLines(text));
   const log = child(readXmlTree(text), 'nvidia smi log');
   if (!log) throw new ParseError('XML without an <nvidia_smi_log> element', 1);
   const blocks = log.children.filter((node) => node.key === 'gpu');
   if (blocks.length === 0) throw new ParseError('no <gpu> element in the nvidia-smi XML', log.line);
-  checkAttachedGpus(child(log, 'attached gpus'), blocks.length, 'element', log.line);
+  const driverCount = checkAttachedGpus(
+    child(log, 'attached gpus'),
+    { blocks: blocks.length, what: 'element', fallbackLine: log.line },
+    options.allowMissingGpus === true,
+  );
   const gpus = blocks.map((block, i) =>
     gpuFromTree(block, i, block.attrs['id'] ?? at(block, ['pci'], ['pci bus id']) ?? ''),
   );
-  return withDriver(gpus, at(log, ['driver version']), at(log, ['timestamp']));
+  return withDriver(gpus, at(log, ['driver version']), at(log, ['timestamp']), driverCount);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -771,8 +881,9 @@ function tableGpuRow(line: string): TableGpuRow | null {
 
 /**
  * Second row: `| N/A   49C    P0   114W /  400W |   72297MiB /  81920MiB |  11%  Default |`: the
- * first cell's words are fan, temperature, performance state and `usage/cap`. Null when the
- * row is not of that shape.
+ * first cell's words are fan, temperature, performance state and `usage/cap`, either side of
+ * which may be `N/A` (a vGPU guest prints `N/A   N/A    P8    N/A /  N/A`). Null when the row is
+ * not of that shape.
  */
 function tableMetricRow(line: string): { temperature: string; power: string } | null {
   const end = line.indexOf('|', 1);
@@ -783,8 +894,10 @@ function tableMetricRow(line: string): { temperature: string; power: string } | 
     .map((part) => part.trim())
     .join('/');
   const [, temperature = '', , usageCap = '', ...extra] = words(cell);
-  const [usage = '', cap = '', ...more] = usageCap.split('/');
-  if (extra.length > 0 || more.length > 0 || usage === '' || cap === '' || temperature === '') return null;
+  const usage = usageCap.startsWith('N/A/') ? 'N/A' : (usageCap.split('/')[0] ?? '');
+  const cap = usageCap.slice(usage.length + 1);
+  const capOk = cap !== '' && (!cap.includes('/') || cap === 'N/A');
+  if (extra.length > 0 || usage === '' || !capOk || temperature === '') return null;
   return { temperature, power: usage };
 }
 
@@ -818,7 +931,9 @@ export function parseNvidiaTable(text: string): NvidiaParsed {
     gpu.ecc_uncorrected_volatile = asCounter(readNumber(row.ecc) ?? null);
     gpu.temperature_gpu = requireNumber(metrics.temperature, 'temperature', i + 2, Q_UNITS.temperature);
     gpu.power_draw_w = requireNumber(metrics.power, 'power draw', i + 2, Q_UNITS.power);
-    gpus.push(gpu);
+    // `Off`/`On` (ECC disabled) is a setting, not a reading: only a count or N/A speaks.
+    const ecc = row.ecc === 'Off' || row.ecc === 'On' ? null : row.ecc;
+    gpus.push(markUnreadable(gpu, [metrics.temperature, metrics.power, ecc]));
     i++;
   }
   if (gpus.length === 0)
@@ -831,6 +946,7 @@ export function parseNvidiaTable(text: string): NvidiaParsed {
   return {
     payload: { family: 'nvidia', ...(driver === undefined ? {} : { driver_version: driver }), gpus },
     timestamp: date === undefined ? null : ctimeToIso(date),
+    driverCount: null,
   };
 }
 
@@ -863,14 +979,18 @@ export function detectNvidiaSmiKind(text: string): NvidiaSmiKind {
  * Parses any nvidia-smi output this module knows, detecting its sub-format. `fields` is the
  * field list of a noheader CSV (default DEFAULT_QUERY_FIELDS).
  */
-export function parseNvidiaSmi(text: string, fields?: readonly string[]): NvidiaParsed {
+export function parseNvidiaSmi(
+  text: string,
+  fields?: readonly string[],
+  options: NvidiaParseOptions = {},
+): NvidiaParsed {
   const lines = splitLines(text);
   checkNvidiaSmiToolError(lines);
   const kind = detectNvidiaSmiKind(text);
-  if (kind === 'xml') return parseNvidiaXml(text);
-  if (kind === 'query') return parseNvidiaQuery(text);
+  if (kind === 'xml') return parseNvidiaXml(text, options);
+  if (kind === 'query') return parseNvidiaQuery(text, options);
   if (kind === 'table') return parseNvidiaTable(text);
-  if (kind === 'csv') return parseNvidiaCsv(text, fields);
+  if (kind === 'csv') return parseNvidiaCsv(text, fields, options);
   const line = firstContentLine(lines);
   if (lines.every((l) => l.trim() === '')) throw new ParseError('empty nvidia-smi output', 1);
   throw new ParseError(

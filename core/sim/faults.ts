@@ -174,18 +174,31 @@ export function resolveFaults(
     const node = byName.get(fault.node);
     if (!node)
       throw new NpuFaultError('sim_config', `fault ${fault.kind}: no node ${fault.node} in the fleet`);
-    if (!Number.isInteger(fault.from) || fault.from < 0) {
-      throw new NpuFaultError(
-        'sim_config',
-        `fault ${fault.kind} on ${fault.node}: from must be a whole second >= 0`,
-      );
-    }
-    const resolved: ResolvedFault = { ...fault, end: defaultEnd(fault), targets: targetsOf(fault, node) };
+    const resolved = resolveFault(fault, node);
     const list = out.get(node.name) ?? [];
     list.push(resolved);
     out.set(node.name, list);
   }
   return out;
+}
+
+/**
+ * Checks one fault against its node (whose name it must carry) and closes its window.
+ * Throws an NpuFaultError naming the fault when it does not fit the node.
+ */
+export function resolveFault(fault: Fault, node: SimNode): ResolvedFault {
+  if (fault.node !== node.name)
+    throw new NpuFaultError(
+      'sim_config',
+      `fault ${fault.kind}: it is for node ${fault.node}, not ${node.name}`,
+    );
+  if (!Number.isInteger(fault.from) || fault.from < 0) {
+    throw new NpuFaultError(
+      'sim_config',
+      `fault ${fault.kind} on ${fault.node}: from must be a whole second >= 0`,
+    );
+  }
+  return { ...fault, end: defaultEnd(fault), targets: targetsOf(fault, node) };
 }
 
 /** True while second `s` lies in the fault's window. */

@@ -68,7 +68,7 @@ interface Effects {
 }
 
 /** Per-node state carried from one second to the next. */
-interface NodeState {
+export interface NodeState {
   rng: Rng;
   bootId: string;
   boots: number;
@@ -79,8 +79,11 @@ interface NodeState {
   /** Seconds since each device's counter last grew during a storm. */
   quietFor: number[];
   lastPayload: Payload | null;
-  /** When each XID fault first fired, for the event's `at`. */
-  xidAt: Map<ResolvedFault, string>;
+  /**
+   * When each XID fault first fired, for the event's `at`, by what the fault is (xidKey), not
+   * by object: a live node is handed its faults anew at every read.
+   */
+  xidAt: Map<string, string>;
 }
 
 const round1 = (x: number): number => Math.round(x * 10) / 10;
@@ -137,13 +140,18 @@ function applyFaults(
       state.uncorrected.fill(0);
     }
     if (!activeAt(fault, s)) continue;
-    if (fault.kind === 'xid' && !state.xidAt.has(fault)) state.xidAt.set(fault, at);
+    if (fault.kind === 'xid' && !state.xidAt.has(xidKey(fault))) state.xidAt.set(xidKey(fault), at);
     for (const i of fault.targets) {
       const e = effects[i];
       if (e) applyDeviceFault(fault, { i, e, state, s, normal: normals[i] ?? 60 });
     }
   }
   return effects;
+}
+
+/** What makes two XID faults the same event: device, XID and first second. */
+function xidKey(fault: Extract<ResolvedFault, { kind: 'xid' }>): string {
+  return `${fault.device}\u0000${fault.xid}\u0000${fault.from}`;
 }
 
 /** Where one device fault lands: device index `i`, its effects, the node state, the second. */
@@ -191,7 +199,7 @@ function applyDeviceFault(fault: ResolvedFault, { i, e, state, s, normal }: Targ
       break;
     case 'xid':
       // The event keeps the time it happened however many samples repeat it.
-      e.xids.push({ xid: fault.xid, at: state.xidAt.get(fault) ?? '' });
+      e.xids.push({ xid: fault.xid, at: state.xidAt.get(xidKey(fault)) ?? '' });
       break;
     default:
       break;
@@ -349,7 +357,8 @@ function cards310(
   return out;
 }
 
-function initialState(node: SimNode, seed: number | string): NodeState {
+/** A node's state before its first second (its random stream is keyed by seed and name). */
+export function initialState(node: SimNode, seed: number | string): NodeState {
   const rng = createRng(hashSeed(seed, 'trace', node.name));
   return {
     rng,
@@ -370,14 +379,30 @@ function silentAt(faults: readonly ResolvedFault[], s: number): boolean {
   return faults.some((f) => (f.kind === 'silence' || f.kind === 'restart') && activeAt(f, s));
 }
 
-/** One node's snapshot for second `s`, or null when its agent sends nothing. */
-function sampleNode(
+/** What a node's tool reads in one second. */
+export interface NodeReading {
+  /** Epoch ms the agent sampled (second `s`, the node's phase, a few ms of jitter). */
+  ms: number;
+  /** The same, ISO. */
+  at: string;
+  payload: Payload;
+  /** True while a `cached` fault holds: `payload` is the last good reading, resent. */
+  cached: boolean;
+}
+
+/**
+ * One node's reading for second `s`, or null when its agent sends nothing (silenced,
+ * restarting, or its tool failing before any good reading). Advances the node's state
+ * (random stream, counters, boot, seq) by one second: the one step both a trace and a live
+ * node take, so the two read alike.
+ */
+export function stepNode(
   node: SimNode,
   st: NodeState,
   faults: readonly ResolvedFault[],
   s: number,
   start: number,
-): { ms: number; snapshot: Snapshot } | null {
+): NodeReading | null {
   const ms = start + s * 1000 + node.phaseMs + st.rng.int(-15, 15);
   const at = new Date(ms).toISOString();
   const samples = node.devices.map((d) => {
@@ -411,17 +436,30 @@ function sampleNode(
     cached && st.lastPayload ? structuredClone(st.lastPayload) : payloadFor(node, st, effects, samples);
   if (!cached) st.lastPayload = payload;
   st.seq += 1;
+  return { ms, at, payload, cached };
+}
+
+/** One node's snapshot for second `s`, or null when its agent sends nothing. */
+function sampleNode(
+  node: SimNode,
+  st: NodeState,
+  faults: readonly ResolvedFault[],
+  s: number,
+  start: number,
+): { ms: number; snapshot: Snapshot } | null {
+  const reading = stepNode(node, st, faults, s, start);
+  if (reading === null) return null;
   return {
-    ms,
+    ms: reading.ms,
     snapshot: {
       schema: SNAPSHOT_SCHEMA,
       node: node.name,
       boot_id: st.bootId,
       seq: st.seq,
-      collected_at: at,
+      collected_at: reading.at,
       collector: 'sim',
-      cached,
-      payload,
+      cached: reading.cached,
+      payload: reading.payload,
     },
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The fleet simulator's public door: deterministic `hdc.health/v1` traces for a fleet of
  * 910B, A3, 310P and NVIDIA nodes, faults on a timeline, the demo's scripted scenario with
- * its expected labels, and a runner that plays a scenario through a detection engine.
+ * its expected labels, a runner that plays a scenario through a detection engine, and one
+ * node read live second by second (`createLiveNode`, with `buildNode` to make the node).
  */
 export { createRng, hashSeed, type Rng } from './prng.js';
 export {
@@ -27,6 +28,7 @@ export {
   type Trace,
   type TraceOptions,
 } from './generate.js';
+export { createLiveNode, type LiveNode, type LiveNodeOptions } from './live.js';
 export {
   demoScenario,
   scenarioTrace,

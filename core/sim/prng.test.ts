@@ -13,6 +13,15 @@ describe('createRng', () => {
     expect(draw('fleet', 50)).toEqual(draw('fleet', 50));
   });
 
+  it('clones a generator at its current position, the two then independent', () => {
+    const rng = createRng('clone');
+    rng.next();
+    const copy = rng.clone();
+    const ahead = Array.from({ length: 10 }, () => rng.next());
+    expect(Array.from({ length: 10 }, () => copy.next())).toEqual(ahead);
+    expect(copy.uuid()).toBe(rng.uuid());
+  });
+
   it('gives different sequences for neighbouring seeds', () => {
     expect(draw(1, 8)).not.toEqual(draw(2, 8));
     expect(draw('a', 8)).not.toEqual(draw('b', 8));

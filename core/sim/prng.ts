@@ -23,6 +23,8 @@ export interface Rng {
   hex(n: number): string;
   /** An RFC 4122 version-4-shaped identifier (boot ids, GPU uuids). */
   uuid(): string;
+  /** An independent generator at this one's current position: both go on with the same draws. */
+  clone(): Rng;
 }
 
 /**
@@ -47,10 +49,18 @@ export function hashSeed(...parts: ReadonlyArray<string | number>): number {
 /** Creates a generator from a number or a string seed. */
 export function createRng(seed: number | string): Rng {
   const s = typeof seed === 'number' && Number.isInteger(seed) ? seed >>> 0 : hashSeed(seed);
-  let a = 0x9e3779b9;
-  let b = 0x243f6a88;
-  let c = 0xb7e15162;
-  let d = s;
+  const rng = fromState([0x9e3779b9, 0x243f6a88, 0xb7e15162, s]);
+  // The first outputs of a freshly keyed sfc32 are correlated with the key: discard them.
+  for (let i = 0; i < 12; i++) rng.next();
+  return rng;
+}
+
+/** An sfc32 generator from its 128-bit state. */
+function fromState([a0, b0, c0, d0]: readonly [number, number, number, number]): Rng {
+  let a = a0;
+  let b = b0;
+  let c = c0;
+  let d = d0;
   const next32 = (): number => {
     const t = (((a + b) | 0) + d) | 0;
     d = (d + 1) | 0;
@@ -60,9 +70,6 @@ export function createRng(seed: number | string): Rng {
     c = (c + t) | 0;
     return t >>> 0;
   };
-  // The first outputs of a freshly keyed sfc32 are correlated with the key: discard them.
-  for (let i = 0; i < 12; i++) next32();
-
   const next = (): number => next32() / 4294967296;
   const hex = (n: number): string => {
     let out = '';
@@ -86,5 +93,6 @@ export function createRng(seed: number | string): Rng {
       const variant = ((parseInt(h[16] ?? '0', 16) & 0x3) | 0x8).toString(16);
       return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
     },
+    clone: () => fromState([a, b, c, d]),
   };
 }

@@ -87,6 +87,7 @@ async function start(
       const known = users[token];
       if (known) return known;
       if (token === 'review-down') throw new TokenReviewUnavailableError(new Error('connect ECONNREFUSED'));
+      if (token === 'review-busy') throw new TokenReviewUnavailableError(undefined, 'token_review_busy');
       throw new UnauthenticatedError('invalid_token', 'the bearer token was not accepted', 'token expired');
     },
     forwarder,
@@ -279,6 +280,19 @@ describe('POST /v1/snapshots: credentials bound to the node', () => {
     expect(await metric(h.registry, 'auth_failures_total')).toEqual({ 'reason=token_review_unavailable': 1 });
   });
 
+  it('503 with Retry-After, counted but not logged, when too many token reviews are under way', async () => {
+    const h = await start({}, { retryAfterSeconds: 2 });
+    const response = await postSnapshots(h.server.url, gpuSnapshot(), { token: 'review-busy' });
+    expect(expectError(response, 503, 'token_review_busy')).toBe(
+      'too many token reviews under way; retry later',
+    );
+    expect(response.headers.get('retry-after')).toBe('2');
+    expect(await metric(h.registry, 'auth_failures_total')).toEqual({ 'reason=token_review_busy': 1 });
+    expect(h.logs.join('')).not.toContain('token_review_busy');
+    expect(h.logs.join('')).not.toContain('too many token reviews');
+    expect(h.forwarder.calls).toEqual([]);
+  });
+
   it('403 for another ServiceAccount, naming it', async () => {
     const h = await start();
     const response = await postSnapshots(h.server.url, gpuSnapshot(), { token: 'other-token' });
@@ -371,6 +385,24 @@ describe('POST /v1/snapshots: the request', () => {
     expect(h.forwarder.calls).toHaveLength(1);
   });
 
+  it.each([
+    ['gzip-compressed', { 'content-encoding': 'gzip' }, (text: string) => gzipSync(text)],
+    [
+      'in UTF-16',
+      { 'content-type': 'application/json; charset=utf-16le' },
+      (text: string) => Buffer.from(text, 'utf16le'),
+    ],
+  ])('refuses a __proto__ key in a body sent %s', async (_name, headers, encode) => {
+    const h = await start();
+    const body = JSON.stringify(gpuSnapshot()).replace(
+      '"family":',
+      '"__proto__":{"polluted":true},"family":',
+    );
+    const response = await postSnapshots(h.server.url, encode(body), { headers });
+    expect(expectError(response, 400, 'forbidden_key')).toBe('/payload/__proto__: forbidden key');
+    expect(h.forwarder.calls).toEqual([]);
+  });
+
   it('1 MiB by default', async () => {
     const h = await start();
     const response = await postSnapshots(h.server.url, `{"snapshots":[${' '.repeat(1024 * 1024)}]}`);
@@ -435,6 +467,18 @@ describe('POST /v1/snapshots: the request', () => {
     [
       'constructor.prototype',
       `{"constructor":{"prototype":{"polluted":1}},"snapshots":[${good}]}`,
+      'forbidden_key',
+      '/constructor: forbidden key',
+    ],
+    [
+      'a __proto__ key spelled with \\u escapes',
+      `{"snapshots":[${good.replace('"family":', '"\\u005f\\u005fproto__":{"polluted":true},"family":')}]}`,
+      'forbidden_key',
+      '/snapshots/0/payload/__proto__: forbidden key',
+    ],
+    [
+      'constructor.prototype spelled with a \\u escape',
+      `{"constructor":{"\\u0070rototype":{"polluted":1}},"snapshots":[${good}]}`,
       'forbidden_key',
       '/constructor: forbidden key',
     ],

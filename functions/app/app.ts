@@ -47,7 +47,13 @@ import {
 import { decodeBody, transportOf, type Transport } from './cloudevents.js';
 import { createFunctionMetrics, type FunctionMetrics } from './metrics.js';
 import { agentUser, boundNode, requireNode } from './node-binding.js';
-import { claimedCount, isPlainObject, parseSnapshots, refusePollutingKeys } from './validate.js';
+import {
+  claimedCount,
+  isPlainObject,
+  mayHoldPollutingKey,
+  parseSnapshots,
+  refusePollutingKeys,
+} from './validate.js';
 
 /**
  * Sends validated snapshots on to the controllers (functions/forwarder's Forwarder has this
@@ -56,8 +62,15 @@ import { claimedCount, isPlainObject, parseSnapshots, refusePollutingKeys } from
  * answered within its bound.
  */
 export interface Forwarder {
-  /** `bytes`: the snapshots' JSON size, so a batch is cut before the controller's body limit. */
-  forward(snapshots: readonly Snapshot[], options?: { bytes?: number }): Promise<ForwardResult>;
+  /**
+   * `bytes`: the snapshots' JSON size, so a batch is cut before the controller's body limit;
+   * `json`: the snapshots as observations already serialised (`{"snapshot":…}` items, no
+   * brackets), sent as they are.
+   */
+  forward(
+    snapshots: readonly Snapshot[],
+    options?: { bytes?: number; json?: string },
+  ): Promise<ForwardResult>;
 }
 
 /** The leader's answer for forwarded snapshots, `results[i]` answering `snapshots[i]`. */
@@ -111,6 +124,8 @@ interface RequestState {
   node?: string;
   transport?: Transport;
   cancelDeadline?: () => void;
+  /** False when the raw body cannot hold a prototype-polluting key (mayHoldPollutingKey). */
+  mayPollute?: boolean;
 }
 
 /** The checked settings of an app. */
@@ -150,27 +165,46 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
         next();
       },
       // Content-Type is checked above; the parser reads any body then (limit after inflating).
-      express.json({ limit: settings.maxBodyBytes, strict: true, type: () => true }),
+      // `verify` sees the raw (inflated) bytes first: most bodies are cleared of polluting
+      // keys there by a byte search, and only the others are walked after parsing.
+      express.json({
+        limit: settings.maxBodyBytes,
+        strict: true,
+        type: () => true,
+        verify: (_req: IncomingMessage, res: ServerResponse, raw: Buffer, charset: string) => {
+          (res as express.Response).locals.mayPollute = mayHoldPollutingKey(raw, charset);
+        },
+      }),
       async (req: express.Request, res: express.Response) => {
         const { node, transport, cancelDeadline } = state(res);
         cancelDeadline?.();
         if (res.headersSent || node === undefined || transport === undefined) return; // timed out
-        const { snapshots, at, batch } = validate(req, transport, settings, metrics);
+        const { snapshots, at, batch } = validate(req, transport, state(res).mayPollute, settings, metrics);
+        // The parsed body is not needed any more: let it die young, before the wait below.
+        req.body = undefined;
         requireNode(snapshots, node, at, batch);
+        const { json, bytes } = serialise(snapshots);
         // The schema fills in defaults, so what is forwarded can be far larger than what was
         // sent (`{"npu":0}` becomes a whole device): bound it too, or one agent's request could
         // exceed the controllers' body limit and fail every batch it joins.
-        const bytes = Buffer.byteLength(JSON.stringify(snapshots));
         if (bytes > settings.maxBodyBytes)
           throw new AppError(
             'body_too_large',
             `snapshots larger than ${settings.maxBodyBytes} bytes once defaults are filled in (${bytes})`,
             { status: 413 },
           );
-        const body = answerOf(await deps.forwarder.forward(snapshots, { bytes }), snapshots, metrics);
-        log.debug({ node, snapshots: snapshots.length, leader: body.leader }, 'forwarded');
-        res.setHeader('Cache-Control', 'no-store');
-        res.status(200).json(body);
+        // Only the nodes outlive the wait for the leader; the snapshot objects do not.
+        const nodes = snapshots.map((snapshot) => snapshot.node);
+        const body = answerOf(await deps.forwarder.forward(snapshots, { bytes, json }), nodes, metrics);
+        log.debug({ node, snapshots: nodes.length, leader: body.leader }, 'forwarded');
+        // Written directly: express's res.json adds nothing this fixed answer needs.
+        const text = JSON.stringify(body);
+        res.writeHead(200, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': Buffer.byteLength(text),
+          'Cache-Control': 'no-store',
+        });
+        res.end(text);
       },
     )
     .all(() => {
@@ -183,6 +217,11 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
     state(res).cancelDeadline?.();
     const failure = httpFailureOf(error, settings.maxBodyBytes);
     if (!res.headersSent) count(failure, metrics); // else answered already (408), counted then
+    if (failure.code === 'token_review_busy' && !res.headersSent) {
+      // Counted (auth_failures_total, token_reviews_total), not logged: it comes in floods.
+      writeHttpFailure(res, failure, settings.retryAfter);
+      return;
+    }
     sendHttpFailure(res, failure, {
       log,
       what: 'snapshots',
@@ -210,17 +249,21 @@ function settingsOf(options: FunctionAppOptions): Settings {
   };
 }
 
-/** The body's snapshots, all validated, counting a refusal. */
+/**
+ * The body's snapshots, all validated, counting a refusal. `mayPollute` false: the raw body
+ * was searched already and cannot hold a polluting key.
+ */
 function validate(
   req: express.Request,
   transport: Transport,
+  mayPollute: boolean | undefined,
   settings: Settings,
   metrics: FunctionMetrics,
 ): { snapshots: Snapshot[]; at: string; batch: boolean } {
   const body: unknown = req.body;
   let data: unknown = body;
   try {
-    refusePollutingKeys(body);
+    if (mayPollute !== false) refusePollutingKeys(body);
     const decoded = decodeBody(transport, req.headers, body, settings.eventTypes);
     data = decoded.data;
     const snapshots = parseSnapshots(data, decoded.at, settings.batchSchema);
@@ -232,19 +275,35 @@ function validate(
   }
 }
 
-/** The agent's answer from the leader's, checked to answer every snapshot. */
+/**
+ * The snapshots as the forwarder sends them, serialised once here: `json` the observations
+ * `{"snapshot":…}` as JSON array items (no brackets), and `bytes` the size of the snapshots
+ * as one JSON array (what the body limit bounds).
+ */
+function serialise(snapshots: readonly Snapshot[]): { json: string; bytes: number } {
+  let json = '';
+  let bytes = snapshots.length + 1; // brackets and commas
+  for (const snapshot of snapshots) {
+    const text = JSON.stringify(snapshot);
+    bytes += Buffer.byteLength(text);
+    json += `${json === '' ? '' : ','}{"snapshot":${text}}`;
+  }
+  return { json, bytes };
+}
+
+/** The agent's answer from the leader's, checked to answer every snapshot (of `nodes`, in order). */
 function answerOf(
   forwarded: ForwardResult,
-  snapshots: readonly Snapshot[],
+  nodes: readonly string[],
   metrics: FunctionMetrics,
 ): IngestResponse {
-  if (forwarded.results.length !== snapshots.length) {
-    throw new Error(`forward returned ${forwarded.results.length} results for ${snapshots.length} snapshots`);
+  if (forwarded.results.length !== nodes.length) {
+    throw new Error(`forward returned ${forwarded.results.length} results for ${nodes.length} snapshots`);
   }
   // Never serve an agent another node's entry, whatever went wrong on the way.
   forwarded.results.forEach((result, i) => {
-    if (result.node !== snapshots[i]?.node)
-      throw new Error(`forward answered node ${result.node} for a snapshot of ${snapshots[i]?.node}`);
+    if (result.node !== nodes[i])
+      throw new Error(`forward answered node ${result.node} for a snapshot of ${nodes[i]}`);
   });
   for (const result of forwarded.results)
     metrics.snapshots.inc({ result: result.accepted ? 'accepted' : 'dropped' });
@@ -297,6 +356,7 @@ const AUTH_CODES = new Set([
   'malformed_token',
   'invalid_token',
   'token_review_unavailable',
+  'token_review_busy',
   'forbidden_user',
   'not_node_bound',
   'node_mismatch',

@@ -23,6 +23,8 @@ function snap(node: string, seq = 1): Snapshot {
 interface Post {
   replica: string;
   nodes: string[];
+  /** The request body as sent. */
+  body: string;
   token: string;
   /** Settles when the post does (never rejects). */
   done: Promise<unknown>;
@@ -34,11 +36,13 @@ function spyTransport(): { transport: ReplicaTransport; posts: Post[] } {
   const posts: Post[] = [];
   const transport: ReplicaTransport = {
     post(replica, request) {
-      const body = JSON.parse(request.body) as { observations: { snapshot: Snapshot }[] };
+      const text = Buffer.from(request.body).toString('utf8');
+      const body = JSON.parse(text) as { observations: { snapshot: Snapshot }[] };
       const answer = real.post(replica, request);
       posts.push({
         replica: replica.identity,
         nodes: body.observations.map((o) => o.snapshot.node),
+        body: text,
         token: request.token,
         done: answer.catch(() => undefined),
       });
@@ -173,6 +177,22 @@ describe('createForwarder: micro-batching', () => {
     await clock.advance(20);
     await Promise.all([one, two]);
     expect(postsTo('a').map((p) => p.nodes)).toEqual([['n1'], ['n2']]);
+  });
+
+  it('sends observations a caller serialised as they are, and serialises the others', async () => {
+    const { forwarder, clock, postsTo } = await setup(['a', 'b'], {
+      batchWindowMs: 20,
+      flushWhenIdle: false,
+    });
+    // The caller's text is trusted verbatim: a marker field the snapshot does not have proves it.
+    const given = `{"snapshot":${JSON.stringify({ ...snap('n1'), marker: 'as-given' })}}`;
+    const one = forwarder.forward([snap('n1')], { json: given });
+    const two = forwarder.forward([snap('n2'), snap('n3')]);
+    await clock.advance(20);
+    await Promise.all([one, two]);
+    const expected = `{"observations":[${given},${JSON.stringify([snap('n2'), snap('n3')].map((snapshot) => ({ snapshot }))).slice(1, -1)}]}`;
+    expect(postsTo('a').map((p) => p.body)).toEqual([expected]);
+    expect(postsTo('b').map((p) => p.body)).toEqual([expected]);
   });
 
   it('sends at the next timer turn, not after the window, while the leader is idle', async () => {

@@ -55,9 +55,21 @@ export interface Forwarder {
    * leader's answer for them (same order) once the leader has accepted them. Rejects with
    * LeaderUnavailableError (an AppError with status 503 and retryAfterSeconds) when no leader
    * answered within the bound. `bytes`: the snapshots' JSON size, so batches are cut by
-   * bytes as well as by count.
+   * bytes as well as by count. `json`: the observations already serialised (ForwardOptions).
    */
-  forward(snapshots: readonly Snapshot[], options?: { bytes?: number }): Promise<ForwardResult>;
+  forward(snapshots: readonly Snapshot[], options?: ForwardOptions): Promise<ForwardResult>;
+}
+
+/** What a caller of forward() may tell about the snapshots. */
+export interface ForwardOptions {
+  /** The snapshots' JSON size, so batches are cut by bytes as well as by count. */
+  bytes?: number;
+  /**
+   * The snapshots as observations in JSON, `{"snapshot":…}` items without the brackets, in
+   * order: sent as they are, so a caller that serialised them already (the app, to measure
+   * them) spares the forwarder doing it again.
+   */
+  json?: string;
 }
 
 /** The leader's answer for one forward() call. */
@@ -149,13 +161,20 @@ interface Caller {
   reject(error: Error): void;
 }
 
-/** Snapshots sent together; each replica gets it once (plus retries to the leader). */
+/**
+ * Snapshots sent together; each replica gets it once (plus retries to the leader). It keeps
+ * them only serialised, never the snapshot objects: those die young, with their request,
+ * rather than living on in the heap while the batch waits for the leader.
+ */
 interface Batch {
   readonly id: number;
-  readonly snapshots: Snapshot[];
+  /** How many snapshots it holds. */
+  count: number;
   readonly callers: Caller[];
-  /** The observations as JSON array items (no brackets), serialised once at flush. */
-  json: string;
+  /** The callers' observations as JSON array items (no brackets), until flushed. */
+  parts: string[];
+  /** The observations as JSON array items (no brackets) in UTF-8, encoded once at flush for every replica. */
+  json: Buffer;
   /** The snapshots' JSON size as the callers measured it (0 when not told). */
   bytes: number;
   flushed: boolean;
@@ -268,7 +287,7 @@ class FanOutForwarder implements RunningForwarder {
     return this.#source.replicas();
   }
 
-  forward(snapshots: readonly Snapshot[], options: { bytes?: number } = {}): Promise<ForwardResult> {
+  forward(snapshots: readonly Snapshot[], options: ForwardOptions = {}): Promise<ForwardResult> {
     if (this.#stopping)
       return Promise.reject(
         new LeaderUnavailableError('the function is stopping', {
@@ -284,15 +303,17 @@ class FanOutForwarder implements RunningForwarder {
       const bytes = options.bytes ?? 0;
       if (
         this.#open &&
-        (this.#open.snapshots.length + count > this.#maxBatch ||
-          this.#open.bytes + bytes > this.#maxBatchBytes)
+        (this.#open.count + count > this.#maxBatch || this.#open.bytes + bytes > this.#maxBatchBytes)
       )
         this.#flush();
       const batch = (this.#open ??= this.#openBatch());
-      batch.callers.push({ offset: batch.snapshots.length, count, resolve, reject });
-      for (const snapshot of snapshots) batch.snapshots.push(snapshot);
+      batch.callers.push({ offset: batch.count, count, resolve, reject });
+      batch.parts.push(
+        options.json ?? JSON.stringify(snapshots.map((snapshot) => ({ snapshot }))).slice(1, -1),
+      );
+      batch.count += count;
       batch.bytes += bytes;
-      if (batch.snapshots.length >= this.#maxBatch || batch.bytes >= this.#maxBatchBytes) this.#flush();
+      if (batch.count >= this.#maxBatch || batch.bytes >= this.#maxBatchBytes) this.#flush();
       else if (this.#flushWhenIdle && !this.#soon && this.#leaderIdle()) {
         // The leader has nothing in flight: gather this timer turn's snapshots, then send.
         this.#soon = true;
@@ -326,9 +347,10 @@ class FanOutForwarder implements RunningForwarder {
   #openBatch(): Batch {
     const batch: Batch = {
       id: this.#nextId++,
-      snapshots: [],
+      count: 0,
       callers: [],
-      json: '',
+      parts: [],
+      json: EMPTY,
       bytes: 0,
       flushed: false,
       settled: false,
@@ -351,7 +373,8 @@ class FanOutForwarder implements RunningForwarder {
     this.#soon = false;
     if (!batch) return;
     this.#open = undefined;
-    batch.json = JSON.stringify(batch.snapshots.map((snapshot) => ({ snapshot }))).slice(1, -1);
+    batch.json = Buffer.from(batch.parts.join(','));
+    batch.parts = [];
     batch.flushed = true;
     this.#reconcile();
     for (const channel of this.#channels.values()) {
@@ -433,12 +456,12 @@ class FanOutForwarder implements RunningForwarder {
     for (let next = channel.queue[0]; next; next = channel.queue[0]) {
       if (
         batches.length > 0 &&
-        (size + next.snapshots.length > this.#maxBatch || bytes + next.json.length > this.#maxBatchBytes)
+        (size + next.count > this.#maxBatch || bytes + next.json.length > this.#maxBatchBytes)
       )
         break;
       bytes += next.json.length;
       batches.push(channel.queue.shift() as Batch);
-      size += next.snapshots.length;
+      size += next.count;
     }
     channel.inFlight = true;
     this.#metrics.queueDepth.set({ replica: channel.replica.identity }, channel.queue.length);
@@ -458,7 +481,7 @@ class FanOutForwarder implements RunningForwarder {
     batches: readonly Batch[],
   ): Promise<ObservationsResponse | ReplicaRequestError> {
     const replica = channel.replica;
-    const size = batches.reduce((sum, batch) => sum + batch.snapshots.length, 0);
+    const size = batches.reduce((sum, batch) => sum + batch.count, 0);
     const timeout = new AbortController();
     let timedOut = false;
     const cancel = this.#clock.schedule(this.#requestTimeoutMs, () => {
@@ -469,7 +492,7 @@ class FanOutForwarder implements RunningForwarder {
     try {
       const token = await this.#currentToken();
       const answer = await this.#transport.post(replica, {
-        body: `{"observations":[${batches.map((batch) => batch.json).join(',')}]}`,
+        body: requestBody(batches),
         token,
         signal: AbortSignal.any([channel.abort.signal, timeout.signal]),
       });
@@ -535,8 +558,8 @@ class FanOutForwarder implements RunningForwarder {
       if (outcome.leader) {
         let offset = 0;
         for (const batch of batches) {
-          const results = outcome.results.slice(offset, offset + batch.snapshots.length);
-          offset += batch.snapshots.length;
+          const results = outcome.results.slice(offset, offset + batch.count);
+          offset += batch.count;
           this.#settle(batch, outcome.identity, outcome.term, results);
         }
       }
@@ -628,7 +651,7 @@ class FanOutForwarder implements RunningForwarder {
     this.#metrics.errors.inc({ reason: 'leader-unavailable' });
     const leader = this.leader();
     this.#log.warn(
-      { batch: batch.id, snapshots: batch.snapshots.length, leader: leader ?? null },
+      { batch: batch.id, snapshots: batch.count, leader: leader ?? null },
       'no leader accepted a batch in time',
     );
     const error = new LeaderUnavailableError(
@@ -646,6 +669,22 @@ class FanOutForwarder implements RunningForwarder {
     this.#unsettled.delete(batch);
     if (this.#unsettled.size === 0) this.#drained?.();
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+const OPEN = Buffer.from('{"observations":[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
+
+/** The ObservationsRequest body of `batches`: their encoded observations copied together. */
+function requestBody(batches: readonly Batch[]): Buffer {
+  const parts: Buffer[] = [OPEN];
+  for (const [i, batch] of batches.entries()) {
+    if (i > 0) parts.push(COMMA);
+    parts.push(batch.json);
+  }
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
 }
 
 function integer(name: string, value: number): number {

@@ -20,6 +20,7 @@ export { LeaderUnavailableError, ReplicaRequestError } from './errors.js';
 export {
   FORWARDER_DEFAULTS,
   createForwarder,
+  type ForwardOptions,
   type ForwardResult,
   type Forwarder,
   type ForwarderDeps,

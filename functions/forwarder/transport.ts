@@ -9,16 +9,22 @@
 import { Pool } from 'undici';
 import {
   OBSERVATIONS_PATH,
+  dropReasonSchema,
   observationsErrorSchema,
-  observationsResponseSchema,
+  publishedNodeSchema,
+  type FollowerObservationResult,
+  type LeaderObservationResult,
+  type ObservationDropReason,
   type ObservationsResponse,
+  type PublishedNode,
 } from '../../contracts/index.js';
 import { ReplicaRequestError } from './errors.js';
 import type { Replica } from './replicas.js';
 
 /** One request: a serialised ObservationsRequest body and the bearer token to send it with. */
 export interface ReplicaRequest {
-  readonly body: string;
+  /** The JSON, as UTF-8 bytes (or a string). */
+  readonly body: Uint8Array | string;
   readonly token: string;
   /** Aborts the request (its timeout, or the replica leaving). */
   readonly signal: AbortSignal;
@@ -117,7 +123,13 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Replica
   };
 }
 
-/** A replica's answer, checked against the contract. */
+/**
+ * A replica's answer, checked against the contract (observationsResponseSchema) and, like
+ * the schema's output, holding only the contract's keys. Checked by hand rather than with
+ * zod: every batch brings two answers (leader and follower) on the hot path, and their
+ * envelope and results are flat; an `entry` that is not null (a node's published entry,
+ * nested) is still parsed with the contract's schema.
+ */
 export function parseAnswer(replica: Replica, status: number, text: string): ObservationsResponse {
   let json: unknown;
   try {
@@ -134,16 +146,80 @@ export function parseAnswer(replica: Replica, status: number, text: string): Obs
       { status },
     );
   }
-  const parsed = observationsResponseSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
+  const answer = answerOf(json);
+  if (typeof answer === 'string')
     throw new ReplicaRequestError(
       'bad-answer',
-      `${replica.identity}: answer is not an observations response (${issue?.path.join('.') || '/'}: ${issue?.message})`,
+      `${replica.identity}: answer is not an observations response (${answer})`,
       { status },
     );
+  return answer;
+}
+
+/** Every reason a follower or leader may give for not applying an observation. */
+const DROP_REASONS: ReadonlySet<unknown> = new Set(dropReasonSchema.options);
+
+/** The answer `json` holds, or what is wrong with it (`path: problem`, `/` for the whole). */
+function answerOf(json: unknown): ObservationsResponse | string {
+  if (!isObject(json)) return '/: expected object';
+  const { leader, identity, results } = json;
+  if (typeof leader !== 'boolean') return 'leader: expected boolean';
+  if (!isName(identity)) return 'identity: expected a non-empty string';
+  if (!Array.isArray(results)) return 'results: expected array';
+  const checked: FollowerObservationResult[] = [];
+  for (const [i, value] of (results as unknown[]).entries()) {
+    const result = resultOf(value);
+    if (typeof result === 'string') return `results.${i}.${result}`;
+    checked.push(result);
   }
-  return parsed.data;
+  if (!leader) {
+    const leaderIdentity = json.leader_identity;
+    if (leaderIdentity !== null && !isName(leaderIdentity))
+      return 'leader_identity: expected a non-empty string or null';
+    return { leader, identity, leader_identity: leaderIdentity, results: checked };
+  }
+  const { term } = json;
+  if (typeof term !== 'number' || !Number.isSafeInteger(term) || term < 0)
+    return 'term: expected a non-negative integer';
+  const withEntries: LeaderObservationResult[] = [];
+  for (const [i, result] of checked.entries()) {
+    const entry = entryOf((results[i] as Record<string, unknown>).entry);
+    if (typeof entry === 'string') return `results.${i}.entry${entry}`;
+    withEntries.push({ ...result, entry });
+  }
+  return { leader, identity, term, results: withEntries };
+}
+
+/** One result with only the contract's keys (a follower's; a leader's adds `entry`), or what is wrong. */
+function resultOf(value: unknown): FollowerObservationResult | string {
+  if (!isObject(value)) return ': expected object';
+  const { node, accepted, dropped } = value;
+  if (!isName(node)) return 'node: expected a non-empty string';
+  if (typeof accepted !== 'boolean') return 'accepted: expected boolean';
+  if (dropped === undefined) return { node, accepted };
+  if (!isDropReason(dropped)) return 'dropped: not a drop reason';
+  return { node, accepted, dropped };
+}
+
+/** A leader result's `entry`: null (healthy), or a published entry checked with its schema. */
+function entryOf(value: unknown): PublishedNode | null | string {
+  if (value === null) return null;
+  const entry = publishedNodeSchema.safeParse(value);
+  if (entry.success) return entry.data;
+  const issue = entry.error.issues[0];
+  return `${issue?.path.map((key) => `.${String(key)}`).join('') ?? ''}: ${issue?.message ?? 'invalid'}`;
+}
+
+function isDropReason(value: unknown): value is ObservationDropReason {
+  return DROP_REASONS.has(value);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isName(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
 }
 
 function describe(error: unknown): string {

@@ -32,6 +32,21 @@ describe('eslint.config.js guards the architecture', () => {
       "import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n",
       'no-restricted-imports',
     ],
+    [
+      'agent/agent.ts',
+      "import { createController } from '../controller/index.js';\nexport const x = createController;\n",
+      'no-restricted-imports',
+    ],
+    [
+      'functions/function.ts',
+      "import { createNodeAgent } from '../agent/index.js';\nexport const x = createNodeAgent;\n",
+      'no-restricted-imports',
+    ],
+    [
+      'controller/app.ts',
+      "import { main } from '../cli/main.js';\nexport const x = main;\n",
+      'no-restricted-imports',
+    ],
     ['core/normalise.ts', 'export const now = Date.now();\n', 'no-restricted-properties'],
     ['core/normalise.ts', 'export const now = new Date();\n', 'no-restricted-syntax'],
     ['core/normalise.ts', 'export const env = process.env;\n', 'no-restricted-globals'],

@@ -30,6 +30,8 @@ class FakeReview {
   answer: (token: string) => TokenReviewStatus | Error = () => authenticated();
   /** When set, reviews wait for `release()` (or their signal). */
   holding = false;
+  /** When set, a held review ignores its signal (a client that never aborts): only release() ends it. */
+  deaf = false;
   #held: (() => void)[] = [];
 
   readonly review: ReviewToken = async (token, audiences, signal) => {
@@ -37,7 +39,8 @@ class FakeReview {
     if (this.holding) {
       await new Promise<void>((resolve, reject) => {
         this.#held.push(resolve);
-        signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+        if (!this.deaf)
+          signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
       });
     }
     const answer = this.answer(token);
@@ -45,8 +48,9 @@ class FakeReview {
     return answer;
   };
 
-  release(): void {
-    for (const resolve of this.#held.splice(0)) resolve();
+  /** Lets the held reviews answer: the first `count` of them in arrival order, else all. */
+  release(count = this.#held.length): void {
+    for (const resolve of this.#held.splice(0, count)) resolve();
   }
 }
 
@@ -268,19 +272,168 @@ describe('createTokenReviewer', () => {
     });
   });
 
-  it.each(['ttlMs', 'negativeTtlMs', 'max', 'timeoutMs'] as const)(
+  it.each(['ttlMs', 'negativeTtlMs', 'max', 'negativeMax', 'timeoutMs', 'maxConcurrent'] as const)(
     'refuses a %s that is not a positive integer',
     (name) => {
       expect(() => setup({ [name]: 0 })).toThrow(`token review ${name}: expected a positive integer, got 0`);
+      expect(() => setup({ [name]: 1.5 })).toThrow(`token review ${name}: expected a positive integer`);
     },
   );
+
+  it('refuses a negative maxQueued (0 is allowed: no queue)', () => {
+    expect(() => setup({ maxQueued: -1 })).toThrow(
+      'token review maxQueued: expected an integer >= 0, got -1',
+    );
+    expect(() => setup({ maxQueued: 0 })).not.toThrow();
+  });
 
   it('documents its defaults', () => {
     expect(TOKEN_REVIEW_DEFAULTS).toEqual({
       ttlMs: 60_000,
       negativeTtlMs: 5_000,
       max: 10_000,
+      negativeMax: 1_000,
       timeoutMs: 5_000,
+      maxConcurrent: 16,
+      maxQueued: 64,
+    });
+  });
+
+  describe('under a flood of unknown tokens', () => {
+    /** Starts a review per token without awaiting; each settles to the user or the error. */
+    const start = (reviewer: ReturnType<typeof createTokenReviewer>, tokens: string[]): Promise<unknown>[] =>
+      tokens.map((token) => reviewer.authenticate(token).catch((e: unknown) => e));
+    const tokens = (prefix: string, count: number): string[] =>
+      Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+
+    it('runs at most maxConcurrent reviews, queues maxQueued, and refuses the rest at once with a 503', async () => {
+      const outcomes: string[] = [];
+      const { fake, reviewer } = setup({
+        maxConcurrent: 2,
+        maxQueued: 3,
+        onOutcome: (o) => outcomes.push(o),
+      });
+      fake.holding = true;
+      const results = start(reviewer, tokens('t', 7));
+      await Promise.resolve();
+      expect(fake.calls.map((call) => call.token)).toEqual(['t0', 't1']);
+      expect([reviewer.inFlight, reviewer.queued]).toEqual([2, 3]);
+      // t5 and t6 found two in flight and three waiting: refused without asking the apiserver.
+      for (const refused of await Promise.all(results.slice(5))) {
+        expect(refused).toBeInstanceOf(TokenReviewUnavailableError);
+        expect(refused).toMatchObject({ status: 503, code: 'token_review_busy' });
+      }
+      expect(outcomes).toEqual(['busy', 'busy']);
+      // Each finished review lets the longest-waiting one in.
+      fake.release(1);
+      await results[0];
+      await Promise.resolve();
+      expect(fake.calls.map((call) => call.token)).toEqual(['t0', 't1', 't2']);
+      expect([reviewer.inFlight, reviewer.queued]).toEqual([2, 2]);
+      fake.holding = false;
+      fake.release();
+      const users = await Promise.all(results.slice(0, 5));
+      for (const user of users) expect(user).toMatchObject({ username: FUNCTION_USER });
+      expect(fake.calls.map((call) => call.token)).toEqual(['t0', 't1', 't2', 't3', 't4']);
+      expect([reviewer.inFlight, reviewer.queued]).toEqual([0, 0]);
+      expect(outcomes.filter((o) => o === 'authenticated')).toHaveLength(5);
+    });
+
+    it('does not cache a refusal for capacity: the same token is reviewed once there is room', async () => {
+      const { fake, reviewer } = setup({ maxConcurrent: 1, maxQueued: 0 });
+      fake.holding = true;
+      const [first, second] = start(reviewer, ['a', 'b']);
+      expect(await second).toMatchObject({ code: 'token_review_busy' });
+      fake.holding = false;
+      fake.release();
+      await first;
+      await expect(reviewer.authenticate('b')).resolves.toMatchObject({ username: FUNCTION_USER });
+      expect(fake.calls.map((call) => call.token)).toEqual(['a', 'b']);
+    });
+
+    it('answers cached tokens while every review slot is taken', async () => {
+      const { fake, reviewer } = setup({ maxConcurrent: 1, maxQueued: 0 });
+      await reviewer.authenticate('known');
+      fake.holding = true;
+      const flood = start(reviewer, tokens('garbage', 3));
+      await expect(reviewer.authenticate('known')).resolves.toMatchObject({ username: FUNCTION_USER });
+      fake.release();
+      await Promise.all(flood);
+    });
+
+    it('shares one queued review among requests with the same token', async () => {
+      const { fake, reviewer } = setup({ maxConcurrent: 1, maxQueued: 1 });
+      fake.holding = true;
+      const results = start(reviewer, ['a', 'b', 'b', 'b']);
+      await Promise.resolve();
+      expect([reviewer.inFlight, reviewer.queued]).toEqual([1, 1]);
+      fake.holding = false;
+      fake.release();
+      for (const user of await Promise.all(results)) expect(user).toMatchObject({ username: FUNCTION_USER });
+      expect(fake.calls.map((call) => call.token)).toEqual(['a', 'b']);
+    });
+
+    it('counts the wait in the queue against timeoutMs, and a timed-out waiter leaves the queue', async () => {
+      const { fake, clock, reviewer } = setup({ maxConcurrent: 1, maxQueued: 1, timeoutMs: 1000 });
+      fake.holding = true;
+      const first = reviewer.authenticate('a').catch((e: unknown) => e);
+      await clock.advance(600);
+      const queued = reviewer.authenticate('b').catch((e: unknown) => e);
+      await clock.advance(400); // the first review times out and hands its slot to 'b'
+      expect(await first).toMatchObject({ code: 'token_review_unavailable' });
+      await Promise.resolve();
+      expect(fake.calls.map((call) => call.token)).toEqual(['a', 'b']);
+      await clock.advance(600); // 'b' has waited 1000 ms in all: it gives up too
+      expect(await queued).toMatchObject({ code: 'token_review_unavailable' });
+      expect([reviewer.inFlight, reviewer.queued]).toEqual([0, 0]);
+      expect(clock.pending).toBe(0);
+    });
+
+    it('takes a waiter whose time is up out of the queue without asking for it', async () => {
+      // A review that ignores its abort keeps its slot (the slot is the apiserver's request);
+      // the requests queued behind it still get their 503 in time.
+      const { fake, clock, reviewer } = setup({ maxConcurrent: 1, maxQueued: 2, timeoutMs: 1000 });
+      fake.holding = true;
+      fake.deaf = true;
+      const stuck = reviewer.authenticate('a').catch((e: unknown) => e);
+      await clock.advance(500);
+      const waiting = reviewer.authenticate('b').catch((e: unknown) => e);
+      await Promise.resolve();
+      expect([reviewer.inFlight, reviewer.queued]).toEqual([1, 1]);
+      await clock.advance(1000);
+      expect(await waiting).toMatchObject({ code: 'token_review_unavailable' });
+      expect([reviewer.inFlight, reviewer.queued]).toEqual([1, 0]);
+      fake.release();
+      expect(await stuck).toMatchObject({ username: FUNCTION_USER });
+      expect(fake.calls.map((call) => call.token)).toEqual(['a']);
+      expect([reviewer.inFlight, reviewer.queued]).toEqual([0, 0]);
+    });
+
+    it('keeps refused tokens apart, so distinct bad tokens never evict a good one', async () => {
+      const { fake, reviewer } = setup({ max: 2, negativeMax: 2 });
+      await reviewer.authenticate('good');
+      fake.answer = (token) => (token === 'good' ? authenticated() : { authenticated: false });
+      for (const bad of tokens('bad', 5)) {
+        await expect(reviewer.authenticate(bad)).rejects.toBeInstanceOf(UnauthenticatedError);
+      }
+      expect(reviewer.size).toBe(3); // good, and the last two bad ones
+      await reviewer.authenticate('good');
+      await expect(reviewer.authenticate('bad4')).rejects.toBeInstanceOf(UnauthenticatedError);
+      expect(fake.calls.map((call) => call.token)).toEqual(['good', ...tokens('bad', 5)]);
+      await expect(reviewer.authenticate('bad0')).rejects.toBeInstanceOf(UnauthenticatedError);
+      expect(fake.calls).toHaveLength(7); // bad0 was evicted by bad2: asked again
+    });
+
+    it('tells onOutcome what each review came to', async () => {
+      const outcomes: string[] = [];
+      const { fake, reviewer } = setup({ onOutcome: (o) => outcomes.push(o) });
+      await reviewer.authenticate('ok');
+      fake.answer = () => ({ authenticated: false });
+      await reviewer.authenticate('no').catch(() => undefined);
+      fake.answer = () => new Error('connect ECONNREFUSED');
+      await reviewer.authenticate('down').catch(() => undefined);
+      await reviewer.authenticate('ok'); // cached: no review, no outcome
+      expect(outcomes).toEqual(['authenticated', 'rejected', 'unavailable']);
     });
   });
 });

@@ -7,11 +7,22 @@
  *
  * - **Cache.** Keyed by the SHA-256 of the token, never the token. A positive review is kept
  *   `ttlMs` (60 s), never past the token's own `exp` when it is a JWT (read without
- *   verifying: the apiserver verified it; `exp` only shortens the stay). A negative one is
- *   kept `negativeTtlMs` (5 s), so a client retrying a bad token costs one review per 5 s
- *   rather than one per request. At most `max` (10,000) entries, least recently used out, so
- *   memory stays bounded (about 10,000 × 0.5 KiB) whatever tokens clients send.
+ *   verifying: the apiserver verified it; `exp` only shortens the stay); at most `max`
+ *   (10,000), least recently used out. A refusal is kept `negativeTtlMs` (5 s), so a client
+ *   retrying a bad token costs one review per 5 s rather than one per request, in a cache of
+ *   its own of at most `negativeMax` (1,000): a flood of distinct bad tokens evicts only other
+ *   bad tokens, never an agent's good one. Memory stays bounded (about 11,000 × 0.5 KiB)
+ *   whatever tokens clients send.
  * - **Single flight.** Concurrent requests with one token share one review.
+ * - **Bounded load on the apiserver.** At most `maxConcurrent` (16) reviews run at once and
+ *   `maxQueued` (64) wait for a turn; a token arriving beyond that is refused at once with
+ *   `TokenReviewUnavailableError` code `token_review_busy` (503: the client retries after
+ *   Retry-After), so a flood of unknown tokens costs the apiserver at most `maxConcurrent`
+ *   requests at a time and the server at most `maxQueued` waiting requests, while cached
+ *   tokens are answered as usual. A short queue rather than refusing at once: a function
+ *   that starts cold meets every agent's token within a second, and a queue of a few
+ *   round-trips absorbs that burst instead of sending most agents away once. `timeoutMs`
+ *   runs from the moment a review is wanted, so a wait in the queue counts against it.
  * - **Failures.** An apiserver that errors or does not answer within `timeoutMs` is not the
  *   client's fault: `TokenReviewUnavailableError` (503, not cached), never a 401.
  * - **Audiences.** When `audiences` are set the review asks for them, and a token the
@@ -22,7 +33,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { decodeJwt } from 'jose';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { AppError, K8sApiError } from '../errors.js';
 import { requestOptions } from './request-options.js';
@@ -83,11 +94,26 @@ export interface TokenReviewerOptions {
   ttlMs?: number;
   /** How long a refused token stays refused without asking again (default 5 s). */
   negativeTtlMs?: number;
-  /** Most tokens cached (default 10,000), least recently used evicted first. */
+  /** Most accepted tokens cached (default 10,000), least recently used evicted first. */
   max?: number;
-  /** A review not answered within this is a 503 (default 5 s). */
+  /** Most refused tokens cached (default 1,000), least recently used evicted first. */
+  negativeMax?: number;
+  /** A review not answered within this, queueing included, is a 503 (default 5 s). */
   timeoutMs?: number;
+  /** Most TokenReview requests in flight at once (default 16). */
+  maxConcurrent?: number;
+  /** Most reviews waiting for one of those; beyond, a 503 at once (default 64; 0: no queue). */
+  maxQueued?: number;
+  /** Told of every TokenReview's outcome and of every review refused for want of capacity (metrics). */
+  onOutcome?: (outcome: TokenReviewOutcome) => void;
 }
+
+/**
+ * What became of one review: the apiserver `authenticated` the token (for an audience asked
+ * for) or `rejected` it, or it could not be asked (`unavailable`: an error or the timeout),
+ * or it was not asked because too many reviews were in flight and queued (`busy`).
+ */
+export type TokenReviewOutcome = 'authenticated' | 'rejected' | 'unavailable' | 'busy';
 
 /** Checks bearer tokens. */
 export interface TokenReviewer {
@@ -97,8 +123,12 @@ export interface TokenReviewer {
    * A bound function: pass `reviewer.authenticate` around as it is.
    */
   readonly authenticate: (token: string) => Promise<AuthenticatedUser>;
-  /** Reviews held in the cache (positive and negative; an expired one until it is next looked up). */
+  /** Reviews held in the caches (positive and negative; an expired one until it is next looked up). */
   readonly size: number;
+  /** TokenReview requests in flight now. */
+  readonly inFlight: number;
+  /** Reviews waiting for a turn now. */
+  readonly queued: number;
 }
 
 /** Defaults of TokenReviewerOptions. */
@@ -106,7 +136,10 @@ export const TOKEN_REVIEW_DEFAULTS = {
   ttlMs: 60_000,
   negativeTtlMs: 5_000,
   max: 10_000,
+  negativeMax: 1_000,
   timeoutMs: 5_000,
+  maxConcurrent: 16,
+  maxQueued: 64,
 } as const;
 
 /** The request carries no usable bearer token, or the apiserver refused it: answer 401. */
@@ -119,54 +152,81 @@ export class UnauthenticatedError extends AppError {
   }
 }
 
-/** TokenReview failed or timed out, so the token could not be checked: answer 503 (retry). */
+/**
+ * The token could not be checked, so answer 503 (retry): TokenReview failed or timed out
+ * (code `token_review_unavailable`), or too many reviews were already under way
+ * (`token_review_busy`).
+ */
 export class TokenReviewUnavailableError extends AppError {
-  constructor(cause: unknown) {
-    super('token_review_unavailable', 'token review is unavailable; retry later', { status: 503, cause });
+  declare readonly code: 'token_review_unavailable' | 'token_review_busy';
+  constructor(
+    cause: unknown,
+    code: 'token_review_unavailable' | 'token_review_busy' = 'token_review_unavailable',
+  ) {
+    const message =
+      code === 'token_review_busy'
+        ? 'too many token reviews under way; retry later'
+        : 'token review is unavailable; retry later';
+    super(code, message, { status: 503, cause });
   }
 }
 
 /** A review's outcome as cached. */
 type Verdict = { ok: true; user: AuthenticatedUser } | { ok: false; detail: string };
 
-/** Builds a reviewer; the cache lives as long as it does. */
+/** Builds a reviewer; the caches live as long as it does. */
 export function createTokenReviewer(options: TokenReviewerOptions): TokenReviewer {
   const { review, audiences, clock } = options;
-  const ttlMs = positive(options.ttlMs ?? TOKEN_REVIEW_DEFAULTS.ttlMs, 'ttlMs');
-  const negativeTtlMs = positive(
-    options.negativeTtlMs ?? TOKEN_REVIEW_DEFAULTS.negativeTtlMs,
-    'negativeTtlMs',
-  );
-  const timeoutMs = positive(options.timeoutMs ?? TOKEN_REVIEW_DEFAULTS.timeoutMs, 'timeoutMs');
-  const cache = new TtlLruCache<Verdict>(positive(options.max ?? TOKEN_REVIEW_DEFAULTS.max, 'max'), clock);
+  const setting = (name: keyof typeof TOKEN_REVIEW_DEFAULTS, min = 1): number =>
+    atLeast(options[name] ?? TOKEN_REVIEW_DEFAULTS[name], name, min);
+  const ttlMs = setting('ttlMs');
+  const negativeTtlMs = setting('negativeTtlMs');
+  const timeoutMs = setting('timeoutMs');
+  const accepted = new TtlLruCache<Verdict>(setting('max'), clock);
+  const refused = new TtlLruCache<Verdict>(setting('negativeMax'), clock);
+  const slots = new Slots(setting('maxConcurrent'), setting('maxQueued', 0));
   const inFlight = new Map<string, Promise<Verdict>>();
+  const tell = options.onOutcome ?? ((): void => undefined);
 
   const fetchVerdict = async (token: string): Promise<Verdict> => {
     const controller = new AbortController();
     const cancel = clock.schedule(timeoutMs, () =>
       controller.abort(new Error(`TokenReview did not answer within ${timeoutMs} ms`)),
     );
+    let release: (() => void) | undefined;
     let status: TokenReviewStatus;
     try {
+      // A free slot is taken at once, so the review is sent in this same turn.
+      release = slots.tryAcquire() ?? (await slots.wait(controller.signal));
       status = await review(token, audiences, controller.signal);
     } catch (error) {
-      throw new TokenReviewUnavailableError(K8sApiError.from(error) ?? error);
+      const busy = error instanceof SlotsFullError;
+      tell(busy ? 'busy' : 'unavailable');
+      throw busy
+        ? new TokenReviewUnavailableError(undefined, 'token_review_busy')
+        : new TokenReviewUnavailableError(K8sApiError.from(error) ?? error);
     } finally {
       cancel();
+      release?.();
     }
-    return verdictOf(status, audiences);
+    const verdict = verdictOf(status, audiences);
+    tell(verdict.ok ? 'authenticated' : 'rejected');
+    return verdict;
   };
 
   const verdictFor = (token: string): Promise<Verdict> => {
-    const key = createHash('sha256').update(token).digest('base64url');
-    const cached = cache.get(key);
+    // One-shot hash: several times cheaper than createHash() for a token-sized input.
+    const key = hash('sha256', token, 'base64url');
+    const cached = accepted.get(key) ?? refused.get(key);
     if (cached) return Promise.resolve(cached);
     let pending = inFlight.get(key);
     if (!pending) {
       pending = fetchVerdict(token)
         .then((verdict) => {
-          const ttl = verdict.ok ? Math.min(ttlMs, msUntilExpiry(token, clock.now())) : negativeTtlMs;
-          if (ttl >= 1) cache.set(key, verdict, ttl);
+          if (verdict.ok) {
+            const ttl = Math.min(ttlMs, msUntilExpiry(token, clock.now()));
+            if (ttl >= 1) accepted.set(key, verdict, ttl);
+          } else refused.set(key, verdict, negativeTtlMs);
           return verdict;
         })
         .finally(() => inFlight.delete(key));
@@ -184,7 +244,13 @@ export function createTokenReviewer(options: TokenReviewerOptions): TokenReviewe
       return verdict.user;
     },
     get size() {
-      return cache.size;
+      return accepted.size + refused.size;
+    },
+    get inFlight() {
+      return slots.active;
+    },
+    get queued() {
+      return slots.waiting;
     },
   };
 }
@@ -293,9 +359,83 @@ class TtlLruCache<V> {
   }
 }
 
-function positive(value: number, name: string): number {
-  if (!Number.isInteger(value) || value < 1) {
-    throw new RangeError(`token review ${name}: expected a positive integer, got ${value}`);
+/** Thrown by Slots.acquire when every slot is taken and the queue is full. */
+class SlotsFullError extends Error {}
+
+/**
+ * A counting semaphore with a bounded FIFO queue: at most `limit` holders, at most
+ * `maxWaiting` waiting for a turn.
+ */
+class Slots {
+  #active = 0;
+  /** Waiters in arrival order (a Set keeps insertion order and removes an aborted one cheaply). */
+  readonly #waiting = new Set<() => void>();
+  readonly #limit: number;
+  readonly #maxWaiting: number;
+
+  constructor(limit: number, maxWaiting: number) {
+    this.#limit = limit;
+    this.#maxWaiting = maxWaiting;
+  }
+
+  get active(): number {
+    return this.#active;
+  }
+
+  get waiting(): number {
+    return this.#waiting.size;
+  }
+
+  /** A slot's release function when one is free now, else undefined. */
+  tryAcquire(): (() => void) | undefined {
+    if (this.#active >= this.#limit) return undefined;
+    this.#active++;
+    return this.#releaser();
+  }
+
+  /**
+   * Waits for a slot: resolves with its release function once a holder hands one over,
+   * rejects with SlotsFullError at once when `maxWaiting` already wait, and with the
+   * signal's reason when it aborts first (leaving the queue).
+   */
+  wait(signal: AbortSignal): Promise<() => void> {
+    if (this.#waiting.size >= this.#maxWaiting) return Promise.reject(new SlotsFullError());
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        this.#waiting.delete(admit);
+        reject(signal.reason as Error);
+      };
+      // The releasing holder hands its slot over: #active stays as it is.
+      const admit = (): void => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(this.#releaser());
+      };
+      this.#waiting.add(admit);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** A release that frees the slot once, handing it to the first waiter if any. */
+  #releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.#waiting.values().next();
+      if (next.done) this.#active--;
+      else {
+        this.#waiting.delete(next.value);
+        next.value();
+      }
+    };
+  }
+}
+
+function atLeast(value: number, name: string, min: number): number {
+  if (!Number.isInteger(value) || value < min) {
+    throw new RangeError(
+      `token review ${name}: expected ${min === 1 ? 'a positive integer' : `an integer >= ${min}`}, got ${value}`,
+    );
   }
   return value;
 }

@@ -43,13 +43,17 @@ export function writeKubeConfig(kc: k8s.KubeConfig): string {
 /** Starts `npu-fault controller` with `args` (ports default to :0, logs at debug). */
 export function startControllerProcess(options: {
   identity: string;
-  kubeconfig: string;
+  /** Absent for the agent, which never talks to the API. */
+  kubeconfig?: string;
   args: string[];
   env?: Record<string, string>;
   /** The script to run (default bin/npu-fault.js; a benchmark passes dist/cli/run.js). */
   entry?: string;
-  /** `function` runs an ingest function instead (one port, no identity); `identity` then only names it. */
-  command?: 'controller' | 'function';
+  /**
+   * `function` runs an ingest function instead, `agent` a node agent (one port, no identity;
+   * `identity` then only names it).
+   */
+  command?: 'controller' | 'function' | 'agent';
 }): ControllerProcess {
   const command = options.command ?? 'controller';
   const own =
@@ -58,7 +62,13 @@ export function startControllerProcess(options: {
       : ['--listen=127.0.0.1:0'];
   const child = spawn(
     process.execPath,
-    [options.entry ?? BIN, command, `--kubeconfig=${options.kubeconfig}`, ...own, ...options.args],
+    [
+      options.entry ?? BIN,
+      command,
+      ...(options.kubeconfig === undefined ? [] : [`--kubeconfig=${options.kubeconfig}`]),
+      ...own,
+      ...options.args,
+    ],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },

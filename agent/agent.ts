@@ -1,0 +1,340 @@
+/**
+ * The node agent, assembled: a collector behind the hardened probe, the sampling loop, the
+ * kernel-log and device-node followers that trigger out-of-cycle snapshots, the sender that
+ * pushes to the ingest function, and the node-local HTTP API (health, the node's published
+ * status and its SSE stream, /healthz, /readyz, /metrics) on one port. With the simulator,
+ * its fault-injection API shares the port.
+ */
+import { access, constants } from 'node:fs/promises';
+import { delimiter, isAbsolute, join } from 'node:path';
+import type { Payload, Snapshot } from '../contracts/index.js';
+import { buildNode, type SimKind } from '../core/sim/index.js';
+import {
+  createHttpServer,
+  type Clock,
+  type HttpServer,
+  type Logger,
+  type Registry,
+  type RequestHandler,
+  type Runnable,
+} from '../platform/index.js';
+import { createCanary, type Canary } from './canary/index.js';
+import {
+  createHdcCollector,
+  createNpuSmiCollector,
+  createNvidiaSmiCollector,
+  type Collector,
+} from './collectors/index.js';
+import type { AgentConfig, CollectorKind } from './config.js';
+import { createDeviceNodeWatcher, createKmsgFollower } from './events/index.js';
+import { applyInventory, scanInventory, type Inventory } from './inventory/index.js';
+import { createFaultFeed, createLocalApp, type FaultFeed } from './local/index.js';
+import { createExecTool, createProbe, type ExecTool } from './probe/index.js';
+import { createSender, tokenFromFile, type Sender } from './push/index.js';
+import { createSampler, type Sampler } from './sampler/index.js';
+import { FaultBoard, SIM_FAULTS_PATH, createSimApi, createSimCollector } from './sim/index.js';
+
+/** Device node names the watcher follows. */
+const DEVICE_NODE = /^(davinci\d+|nvidia\d+)$/;
+
+/** What the agent is built from (cli/agent.ts builds these from the command line). */
+export interface AgentDeps {
+  config: AgentConfig;
+  clock: Clock;
+  log: Logger;
+  registry: Registry;
+  /** Runs tools; default execa in its own process group. */
+  exec?: ExecTool;
+  /** Outgoing HTTP (push, canary); default global fetch. */
+  fetch?: typeof fetch;
+  /** Randomness of jitter and backoff; default Math.random. */
+  random?: () => number;
+  /** $PATH, for `--collector auto` finding hdc; default process.env.PATH. */
+  path?: string;
+}
+
+/** The assembled agent. */
+export interface NodeAgent {
+  runnables: Runnable[];
+  server: HttpServer;
+  sampler: Sampler;
+  sender: Sender;
+  feed: FaultFeed;
+  /** The collector in use (after `auto` chose). */
+  collector: string;
+  /** The simulated node's fault board, with `--collector sim`. */
+  faults?: FaultBoard;
+}
+
+/** Builds every part (reads the PCI inventory first); run `runnables` with runAll. */
+export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
+  const { config, clock, log, registry } = deps;
+  const exec = deps.exec ?? createExecTool();
+  const simulated = config.collector === 'sim';
+  // The inventory is everything ever seen since the start: a device that drops off the bus
+  // leaves sysfs too, and must then be reported absent rather than forgotten.
+  const inventory = new InventoryUnion();
+  if (config.inventory.enabled && !simulated) {
+    inventory.add(
+      await scanInventory({ sysPciDevices: config.inventory.sysPciDevices, dev: config.inventory.dev }),
+    );
+  }
+  const kind = simulated
+    ? 'sim'
+    : await chooseCollector(config.collector, inventory.current, config, deps.path);
+  log.info({ collector: kind, inventory: inventory.current }, 'collector chosen');
+
+  let board: FaultBoard | undefined;
+  let collector: Collector;
+  let simNodeHandler: RequestHandler | undefined;
+  // Sampler and sim API refer to each other (an injected XID enters as a kernel event).
+  const samplerRef: { current?: Sampler } = {};
+  if (simulated) {
+    const start = clock.now();
+    const node = buildNode(config.node, config.sim.kind as SimKind, config.sim.seed);
+    board = new FaultBoard(node, start);
+    collector = createSimCollector(node, board, { seed: config.sim.seed, start }, { clock });
+    simNodeHandler = createSimApi({
+      node,
+      board,
+      onKernelEvent: (event) => samplerRef.current?.event(event),
+      clock,
+      log: log.child({ part: 'sim' }),
+    });
+  } else {
+    const collectorDeps = { exec, clock, log: log.child({ part: 'collector' }) };
+    collector =
+      kind === 'hdc'
+        ? createHdcCollector(config.hdc, collectorDeps)
+        : kind === 'npu-smi'
+          ? createNpuSmiCollector(config.npuSmi, collectorDeps)
+          : createNvidiaSmiCollector(config.nvidiaSmi, collectorDeps);
+  }
+
+  const probe = createProbe(
+    collector,
+    {
+      timeoutMs: config.probe.timeoutMs,
+      retries: config.probe.retries,
+      cacheTtlMs: config.probe.cacheTtlSeconds * 1000,
+      warmupMs: config.probe.warmupSeconds * 1000,
+    },
+    { clock, log: log.child({ part: 'probe' }), registry },
+  );
+
+  const feed = createFaultFeed();
+  const sender = createSender(
+    {
+      url: config.functionUrl,
+      timeoutMs: config.push.timeoutMs,
+      maxQueue: config.push.maxQueue,
+      backoff: { initialMs: config.push.backoffInitialMs, maxMs: config.push.backoffMaxMs },
+    },
+    {
+      token: tokenFromFile(config.tokenFile),
+      onAnswer: (answer) => {
+        feed.update(
+          { entry: answer.result.entry ?? null, leader: answer.leader, term: answer.term },
+          new Date(clock.now()).toISOString(),
+        );
+      },
+      clock,
+      log: log.child({ part: 'push' }),
+      registry,
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      ...(deps.random ? { random: deps.random } : {}),
+    },
+  );
+
+  let canary: Canary | undefined;
+  if (config.canary.url !== undefined) {
+    canary = createCanary(
+      {
+        url: config.canary.url,
+        intervalSeconds: config.canary.intervalSeconds,
+        timeoutMs: config.canary.timeoutMs,
+        body: config.canary.body,
+        expect: config.canary.expect,
+      },
+      { clock, log: log.child({ part: 'canary' }), registry, ...(deps.fetch ? { fetch: deps.fetch } : {}) },
+    );
+  }
+
+  let lastSnapshot: Snapshot | null = null;
+  let lastQueuedAt = Number.NaN;
+  const sampler = createSampler(
+    {
+      node: config.node,
+      collector: collector.name,
+      probe,
+      enqueue: (snapshot) => sender.enqueue(snapshot),
+      ...(config.inventory.enabled && !simulated ? { complete: completeWith(inventory) } : {}),
+      ...(canary ? { decorate: canaryDecorator(canary) } : {}),
+      ...(board ? { muted: () => board.active('silence', clock.now()) } : {}),
+      onSnapshot: (snapshot) => {
+        lastSnapshot = snapshot;
+        lastQueuedAt = clock.monotonic();
+      },
+      clock,
+      log: log.child({ part: 'sampler' }),
+      registry,
+      ...(deps.random ? { random: deps.random } : {}),
+    },
+    { intervalMs: config.sampling.intervalMs, jitterMs: config.sampling.jitterMs },
+  );
+  samplerRef.current = sampler;
+
+  const eventSources: Runnable[] = [];
+  if (!simulated && config.events.kmsg) {
+    eventSources.push(
+      createKmsgFollower(
+        { path: config.events.kmsgPath },
+        { onEvent: (event) => sampler.event(event), clock, log: log.child({ part: 'kmsg' }), registry },
+      ),
+    );
+  }
+  if (!simulated && config.events.deviceNodes) {
+    eventSources.push(
+      createDeviceNodeWatcher(
+        { dir: config.inventory.dev, pattern: DEVICE_NODE },
+        { onEvent: (event) => sampler.event(event), log: log.child({ part: 'device-nodes' }), registry },
+      ),
+    );
+  }
+
+  const localApp = createLocalApp(
+    {
+      feed,
+      lastSample: () => lastSnapshot,
+      pushStatus: () => sender.status(),
+      node: config.node,
+      clock,
+      log: log.child({ part: 'local' }),
+      registry,
+    },
+    { heartbeatMs: config.local.heartbeatSeconds * 1000 },
+  );
+  const handler: RequestHandler = simNodeHandler
+    ? (req, res) =>
+        (req.url ?? '').startsWith(SIM_FAULTS_PATH) ? simNodeHandler(req, res) : localApp(req, res)
+    : localApp;
+  const server = createHttpServer({
+    name: 'http',
+    ...(config.listen.host ? { host: config.listen.host } : {}),
+    port: config.listen.port,
+    log,
+    registry,
+    handler,
+  });
+  // Ready once a snapshot went out recently: a pod behind the node-local Service then gets a
+  // live agent. Push failures do not make it unready (pods still get the last known status
+  // and /v1/health says the push is failing).
+  const staleAfterMs =
+    Math.max(5000, 3 * config.sampling.intervalMs) + config.probe.timeoutMs * (config.probe.retries + 1);
+  server.addReadyCheck(
+    'sampling',
+    () =>
+      clock.monotonic() - lastQueuedAt <= staleAfterMs ||
+      'no snapshot queued recently (tool failing or warming up)',
+  );
+
+  // On SIGTERM: sampling and event sources stop at once, the sender tries a last flush, and
+  // the server ends its SSE streams first (open streams would otherwise hold its shutdown).
+  const serving: Runnable = {
+    name: server.name,
+    start: (signal) => {
+      signal.addEventListener('abort', () => localApp.close(), { once: true });
+      return server.start(signal);
+    },
+  };
+  const runnables: Runnable[] = [serving, sampler, sender, ...eventSources, ...(canary ? [canary] : [])];
+  return {
+    runnables,
+    server,
+    sampler,
+    sender,
+    feed,
+    collector: collector.name,
+    ...(board ? { faults: board } : {}),
+  };
+}
+
+/** Adds the canary's verdict to every payload (the engine raises inference-canary-failed). */
+function canaryDecorator(canary: Canary): (payload: Payload) => Payload {
+  return (payload) => {
+    const verdict = canary.verdict();
+    if (verdict.at === null) return payload;
+    return {
+      ...payload,
+      canary: { ok: verdict.ok, consecutive_failures: verdict.consecutiveFailures, at: verdict.at },
+    } as Payload;
+  };
+}
+
+/**
+ * Adds the installed devices the tool left out, as `present: false`; the last payload sent is
+ * passed along so a GPU that drops out keeps the identity (uuid) it was last seen with.
+ */
+function completeWith(inventory: InventoryUnion): (payload: Payload) => Payload {
+  let previous: Payload | undefined;
+  return (payload) => {
+    const completed = applyInventory(payload, inventory.current, previous);
+    previous = completed;
+    return completed;
+  };
+}
+
+/** Devices seen since the start (union of scans). */
+class InventoryUnion {
+  current: Inventory = { huawei: [], nvidia: [], deviceNodes: [] };
+  add(scan: Inventory): void {
+    const merge = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])].sort();
+    this.current = {
+      huawei: merge(this.current.huawei, scan.huawei),
+      nvidia: merge(this.current.nvidia, scan.nvidia),
+      deviceNodes: merge(this.current.deviceNodes, scan.deviceNodes),
+    };
+  }
+}
+
+/**
+ * `auto`: nvidia-smi where NVIDIA devices are installed; on Ascend nodes hdc where it is
+ * installed, else npu-smi. Any other choice is taken as given.
+ */
+async function chooseCollector(
+  choice: CollectorKind,
+  inventory: Inventory,
+  config: AgentConfig,
+  path = process.env.PATH ?? '',
+): Promise<Exclude<CollectorKind, 'auto' | 'sim'>> {
+  if (choice !== 'auto') {
+    if (choice === 'sim') throw new Error('collector: sim is chosen before this');
+    return choice;
+  }
+  if (inventory.nvidia.length > 0) return 'nvidia-smi';
+  if (inventory.huawei.length > 0 || inventory.deviceNodes.some((n) => n.startsWith('davinci'))) {
+    return (await onPath(config.hdc.command, path)) ? 'hdc' : 'npu-smi';
+  }
+  throw new Error(
+    'collector: auto found no NVIDIA or Huawei accelerator in sysfs or /dev; give --collector hdc|npu-smi|nvidia-smi',
+  );
+}
+
+/** True when `command` is an executable file, itself or on `path`. */
+async function onPath(command: string, path: string): Promise<boolean> {
+  const candidates = isAbsolute(command)
+    ? [command]
+    : path
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, command));
+  for (const file of candidates) {
+    try {
+      await access(file, constants.X_OK);
+      return true;
+    } catch {
+      // not here
+    }
+  }
+  return false;
+}

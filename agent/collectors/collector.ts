@@ -1,0 +1,29 @@
+/**
+ * The one interface every way of reading the node's accelerators implements (the tools here,
+ * the simulator in agent/sim/), and what the tool collectors are built from.
+ */
+import type { Payload } from '../../contracts/index.js';
+import type { Clock, Logger } from '../../platform/index.js';
+import type { ExecTool } from '../probe/index.js';
+
+/** One way of reading the node's accelerators. */
+export interface Collector {
+  /** 'hdc' | 'npu-smi' | 'nvidia-smi' | 'sim' — becomes the snapshot's `collector`. */
+  readonly name: string;
+  /**
+   * One sample of every device the tool reports, as a validated payload (devices it names in an
+   * error, e.g. nvidia-smi's "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is
+   * lost", come back with present:false). Throws on a tool failure or garbage output (an Error
+   * whose message is one line). `signal` aborts when the probe's timeout passes: the collector
+   * must then kill its children (with their process group) and reject promptly.
+   */
+  collect(signal: AbortSignal): Promise<Payload>;
+}
+
+/** What the tool collectors are built from. */
+export interface CollectorDeps {
+  exec: ExecTool;
+  clock: Clock;
+  /** Where a collector reports what does not fail a sample (a failed npu-smi `-t` call). */
+  log?: Logger;
+}

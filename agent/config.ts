@@ -1,0 +1,164 @@
+/**
+ * The node agent's configuration: flags > NPU_FAULT_* environment > a YAML/JSON file
+ * (--config) > these defaults (platform/config.ts). Each collector has its own section
+ * (node-problem-detector's per-monitor shape); only the chosen one is used.
+ */
+import { z } from 'zod';
+import { listenAddressSchema, logLevelSchema, type DeepReadonly } from '../platform/index.js';
+import {
+  hdcCollectorConfigSchema,
+  npuSmiCollectorConfigSchema,
+  nvidiaSmiCollectorConfigSchema,
+} from './collectors/index.js';
+
+/** The collectors `--collector` chooses from. */
+export const COLLECTOR_KINDS = ['auto', 'hdc', 'npu-smi', 'nvidia-smi', 'sim'] as const;
+/** One of COLLECTOR_KINDS. */
+export type CollectorKind = (typeof COLLECTOR_KINDS)[number];
+
+/** Kinds of simulated node `--collector sim` can be. */
+export const SIM_NODE_KINDS = ['910B', 'A3', '310P', 'nvidia'] as const;
+
+/** Where the kubelet projects the agent's pod-bound token in the shipped DaemonSet. */
+export const DEFAULT_TOKEN_FILE = '/var/run/secrets/npu-fault/token';
+
+const NODE_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** The agent's settings. */
+export const agentConfigSchema = z
+  .strictObject({
+    node: z
+      .string()
+      .max(253)
+      .regex(NODE_NAME, 'must be a Kubernetes node name (lower-case DNS subdomain)')
+      .describe('this node’s name (the DaemonSet sets it from spec.nodeName)'),
+    functionUrl: z
+      .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+      .describe('the ingest function’s base URL (POST <url>/v1/snapshots)'),
+    tokenFile: z
+      .string()
+      .min(1)
+      .default(DEFAULT_TOKEN_FILE)
+      .describe('the pod-bound ServiceAccount token (audience npu-fault), re-read for every push'),
+    collector: z
+      .enum(COLLECTOR_KINDS)
+      .default('auto')
+      .describe(
+        'how the devices are read; auto: nvidia-smi on NVIDIA nodes, hdc where installed else npu-smi on Ascend nodes',
+      ),
+    listen: listenAddressSchema
+      .prefault(':8081')
+      .describe('node-local HTTP: /v1/health, /v1/fault, /v1/fault/stream, /healthz, /readyz, /metrics'),
+    logLevel: logLevelSchema.default('info').describe('log level'),
+    shutdownGraceSeconds: z
+      .number()
+      .positive()
+      .default(12)
+      .describe('on SIGTERM, how long the last push (up to twice push.timeoutMs) may take'),
+    sampling: z.strictObject({
+      intervalMs: z.number().int().min(100).default(1000).describe('time between samples'),
+      jitterMs: z
+        .number()
+        .int()
+        .nonnegative()
+        .default(100)
+        .describe('each interval varies by up to this, so agents do not sample in lock-step'),
+    }),
+    probe: z.strictObject({
+      timeoutMs: z.number().int().positive().default(3000).describe('a tool run taking longer is killed'),
+      retries: z.number().int().min(0).max(10).default(2).describe('extra attempts when a tool run fails'),
+      cacheTtlSeconds: z
+        .number()
+        .nonnegative()
+        .default(30)
+        .describe('while the tool fails, resend the last good sample (cached: true) for this long'),
+      warmupSeconds: z
+        .number()
+        .nonnegative()
+        .default(5)
+        .describe('discard the first sample read within this of the start'),
+    }),
+    hdc: hdcCollectorConfigSchema,
+    npuSmi: npuSmiCollectorConfigSchema,
+    nvidiaSmi: nvidiaSmiCollectorConfigSchema,
+    sim: z.strictObject({
+      enabled: z
+        .boolean()
+        .default(false)
+        .describe('allow --collector sim and its fault-injection API (never in production)'),
+      kind: z.enum(SIM_NODE_KINDS).default('910B').describe('the simulated node’s accelerators'),
+      seed: z.string().min(1).default('1').describe('seed of the simulated readings'),
+    }),
+    inventory: z.strictObject({
+      enabled: z
+        .boolean()
+        .default(true)
+        .describe('report installed devices the tool leaves out as present: false'),
+      sysPciDevices: z.string().min(1).default('/sys/bus/pci/devices').describe('sysfs PCI devices'),
+      dev: z.string().min(1).default('/dev').describe('device nodes (davinciN, nvidiaN)'),
+    }),
+    events: z.strictObject({
+      kmsg: z.boolean().default(true).describe('follow the kernel log for XIDs, PCIe AER and device removal'),
+      kmsgPath: z.string().min(1).default('/dev/kmsg').describe('the kernel log (or a file, for tests)'),
+      deviceNodes: z.boolean().default(true).describe('watch for device nodes disappearing'),
+    }),
+    push: z.strictObject({
+      timeoutMs: z.number().int().positive().default(5000).describe('one push may take this long'),
+      maxQueue: z
+        .number()
+        .int()
+        .positive()
+        .default(60)
+        .describe('snapshots waiting while the function is unreachable; the oldest is dropped'),
+      backoffInitialMs: z.number().int().positive().default(200).describe('first retry delay'),
+      backoffMaxMs: z.number().int().positive().default(10000).describe('longest retry delay'),
+    }),
+    canary: z.strictObject({
+      url: z
+        .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+        .optional()
+        .describe(
+          'a local inference endpoint to probe (e.g. http://127.0.0.1:8000/v1/completions); off when unset',
+        ),
+      intervalSeconds: z.number().positive().default(30).describe('time between canary requests'),
+      timeoutMs: z.number().int().positive().default(10000).describe('a canary request taking longer fails'),
+      body: z
+        .string()
+        .default('{"prompt":"1+1=","max_tokens":1,"temperature":0}')
+        .describe('the JSON body POSTed to the endpoint'),
+      expect: z.string().default('').describe('text the answer must contain (empty: any 2xx answer passes)'),
+    }),
+    local: z.strictObject({
+      heartbeatSeconds: z
+        .number()
+        .positive()
+        .default(15)
+        .describe('SSE heartbeat comment interval on /v1/fault/stream'),
+    }),
+  })
+  .superRefine((config, ctx) => {
+    if (config.collector === 'sim' && !config.sim.enabled) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['collector'],
+        message: 'sim is a simulator with a fault-injection API: also set --sim-enabled to use it',
+      });
+    }
+    if (config.push.backoffMaxMs < config.push.backoffInitialMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['push', 'backoffMaxMs'],
+        message: 'must be at least push.backoffInitialMs',
+      });
+    }
+    if (config.sampling.jitterMs * 2 >= config.sampling.intervalMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sampling', 'jitterMs'],
+        message: 'must be less than half of sampling.intervalMs',
+      });
+    }
+  });
+
+/** The agent's settings after defaults. */
+export type AgentConfig = DeepReadonly<z.output<typeof agentConfigSchema>>;

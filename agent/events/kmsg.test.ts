@@ -1,0 +1,299 @@
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdtempSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeClock, Registry } from '../../platform/index.js';
+import { createKmsgFollower, type KmsgFollowerOptions } from './kmsg.js';
+import { EventRecorder, FakeKmsgDevice, LogRecorder } from './testing.js';
+
+const AER = 'pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:3b:00.0';
+const XID_MESSAGE = 'NVRM: Xid (PCI:0000:91:00): 13, pid=1, Graphics Exception';
+const XID = `[ 5.000000] ${XID_MESSAGE}`;
+const IOMMU = 'pci 0000:3c:00.0: Removing from iommu group 7';
+/** The FakeClock's start: lines without a time of their own are stamped when read. */
+const READ_AT = '2026-01-01T00:00:00.000Z';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'npu-fault-kmsg-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A running follower and what it reports to; `stop` aborts it and waits for it to end. */
+function follow(path: string, options: Partial<KmsgFollowerOptions> = {}, device?: FakeKmsgDevice) {
+  const clock = new FakeClock();
+  const recorder = new EventRecorder();
+  const logs = new LogRecorder();
+  const registry = new Registry();
+  const controller = new AbortController();
+  const source = createKmsgFollower(
+    { path, ...options },
+    {
+      onEvent: recorder.onEvent,
+      clock,
+      log: logs.log,
+      registry,
+      ...(device ? { openRecordDevice: device.open } : {}),
+    },
+  );
+  const running = source.start(controller.signal);
+  return {
+    source,
+    clock,
+    recorder,
+    logs,
+    registry,
+    running,
+    stop: async (): Promise<void> => {
+      controller.abort();
+      await running;
+    },
+  };
+}
+
+/** The value of a counter (0 when the label set was never counted). */
+async function counter(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const metric = registry.getSingleMetric(`npu_fault_agent_${name}`);
+  if (!metric) return 0;
+  const { values } = await metric.get();
+  const match = values.find((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value));
+  return match?.value ?? 0;
+}
+
+describe('createKmsgFollower on a log file', () => {
+  it('reports lines appended after the start, not the ones already there', async () => {
+    const path = join(dir, 'kern.log');
+    writeFileSync(path, `${XID}\n`);
+    const f = follow(path);
+    await f.logs.waitFor('kernel log open');
+    appendFileSync(path, `[ 6.000000] eth0: link up\n${AER}\n`);
+    const [event] = await f.recorder.next(1);
+    expect(event).toEqual({ kind: 'aer', busId: '0000:3B:00.0', severity: 'fatal', at: READ_AT, line: AER });
+    expect(f.source.name).toBe('kmsg');
+    await f.stop();
+    expect(f.recorder.events).toHaveLength(1);
+    expect(await counter(f.registry, 'kernel_events_total', { kind: 'aer' })).toBe(1);
+  });
+
+  it('reads the lines already there too with fromStart, keeping a line’s own time', async () => {
+    const path = join(dir, 'kern.log');
+    writeFileSync(path, `2025-01-21T02:21:33,498559+00:00 ${IOMMU}\n`);
+    const f = follow(path, { fromStart: true });
+    const [event] = await f.recorder.next(1);
+    expect(event).toMatchObject({ kind: 'removed', busId: '0000:3C:00.0', at: '2025-01-21T02:21:33.498Z' });
+    await f.stop();
+  });
+
+  it('reads on past garbage, invalid UTF-8, a huge line without end and a line cut across writes', async () => {
+    const path = join(dir, 'kern.log');
+    writeFileSync(path, '');
+    const f = follow(path);
+    await f.logs.waitFor('kernel log open');
+    appendFileSync(path, Buffer.from([0xff, 0xfe, 0x00, 0x0a, 0xc3]));
+    appendFileSync(path, `\n${'x'.repeat(200_000)}`);
+    appendFileSync(path, `\n6,1,2,-;\\xZZ${AER.slice(0, 20)}`);
+    appendFileSync(path, `${AER.slice(20)}\n`);
+    appendFileSync(path, `${XID}\n`);
+    const events = await f.recorder.next(2);
+    expect(events.map((e) => [e.kind, e.busId])).toEqual([
+      ['aer', '0000:3B:00.0'],
+      ['xid', '0000:91:00.0'],
+    ]);
+    await f.stop();
+  });
+
+  it('retries a missing path with backoff, and reads it from its start once it exists', async () => {
+    const path = join(dir, 'later.log');
+    const f = follow(path, { retry: { initialMs: 1000, maxMs: 4000 } });
+    await f.logs.waitFor('cannot read the kernel log; retrying');
+    await f.clock.advance(1000);
+    await f.logs.waitFor('cannot read the kernel log; retrying', 2);
+    expect(f.logs.messages('cannot read the kernel log; retrying').map((l) => l.retryInMs)).toEqual([
+      1000, 2000,
+    ]);
+    writeFileSync(path, `${XID}\n`);
+    await f.clock.advance(2000);
+    const [event] = await f.recorder.next(1);
+    expect(event).toMatchObject({ kind: 'xid', xid: 13, busId: '0000:91:00.0' });
+    expect(await counter(f.registry, 'kmsg_read_errors_total', { reason: 'open' })).toBe(2);
+    await f.stop();
+  });
+
+  it('reads a file truncated in place again from its start', async () => {
+    const path = join(dir, 'kern.log');
+    writeFileSync(path, `${'[ 1.0] filler line\n'.repeat(50)}`);
+    const f = follow(path);
+    await f.logs.waitFor('kernel log open');
+    truncateSync(path, 0);
+    appendFileSync(path, `${IOMMU}\n`);
+    const [event] = await f.recorder.next(1);
+    expect(event).toMatchObject({ kind: 'removed', busId: '0000:3C:00.0' });
+    await f.stop();
+  });
+
+  it('follows a rotated file into the new one, from its start', async () => {
+    const path = join(dir, 'kern.log');
+    writeFileSync(path, '');
+    const f = follow(path);
+    await f.logs.waitFor('kernel log open');
+    appendFileSync(path, `${XID}\n`);
+    await f.recorder.next(1);
+    writeFileSync(join(dir, 'new.log'), `${IOMMU}\n`);
+    renameSync(join(dir, 'new.log'), path);
+    const events = await f.recorder.next(2);
+    expect(events.map((e) => e.kind)).toEqual(['xid', 'removed']);
+    await f.logs.waitFor('kernel log open', 2);
+    appendFileSync(path, `${AER}\n`);
+    expect((await f.recorder.next(3)).map((e) => e.kind)).toEqual(['xid', 'removed', 'aer']);
+    await f.stop();
+  });
+
+  it('a consumer that throws is logged and the follower goes on', async () => {
+    const path = join(dir, 'kern.log');
+    writeFileSync(path, '');
+    const recorder = new EventRecorder();
+    const logs = new LogRecorder();
+    const controller = new AbortController();
+    let calls = 0;
+    const running = createKmsgFollower(
+      { path },
+      {
+        onEvent: (event) => {
+          calls++;
+          if (calls === 1) throw new Error('consumer bug');
+          recorder.onEvent(event);
+        },
+        clock: new FakeClock(),
+        log: logs.log,
+        registry: new Registry(),
+      },
+    ).start(controller.signal);
+    await logs.waitFor('kernel log open');
+    appendFileSync(path, `${XID}\n${AER}\n`);
+    await recorder.next(1);
+    expect(logs.messages('kernel event consumer failed')).toHaveLength(1);
+    controller.abort();
+    await running;
+  });
+});
+
+describe('createKmsgFollower on a FIFO', () => {
+  it('reads lines from writers that come and go', async () => {
+    const path = join(dir, 'kmsg.fifo');
+    execFileSync('mkfifo', [path]);
+    const f = follow(path);
+    await f.logs.waitFor('kernel log open');
+    await writeFile(path, `${XID}\n`);
+    await f.recorder.next(1);
+    await writeFile(path, `6,9,10,-;${AER}\n SUBSYSTEM=pci\n`);
+    const events = await f.recorder.next(2);
+    expect(events.map((e) => [e.kind, e.busId])).toEqual([
+      ['xid', '0000:91:00.0'],
+      ['aer', '0000:3B:00.0'],
+    ]);
+    await f.stop();
+  });
+});
+
+describe('createKmsgFollower on /dev/kmsg (a fake device at a character-device path)', () => {
+  const DEVICE_PATH = '/dev/null';
+
+  it('skips the ring’s backlog and reports records written after the start', async () => {
+    const device = new FakeKmsgDevice();
+    device.write(XID_MESSAGE);
+    device.write('eth0: link up');
+    const f = follow(DEVICE_PATH, {}, device);
+    await device.opened();
+    device.write(AER, 3);
+    const [event] = await f.recorder.next(1);
+    expect(event).toEqual({ kind: 'aer', busId: '0000:3B:00.0', severity: 'fatal', at: READ_AT, line: AER });
+    expect(device.opens).toEqual({ blocking: 1, nonBlocking: 1 });
+    expect(await counter(f.registry, 'kmsg_records_skipped_total')).toBe(2);
+    await f.stop();
+    expect(f.recorder.events).toHaveLength(1);
+  });
+
+  it('reports the backlog too with fromStart', async () => {
+    const device = new FakeKmsgDevice();
+    device.write(XID_MESSAGE);
+    const f = follow(DEVICE_PATH, { fromStart: true }, device);
+    const [event] = await f.recorder.next(1);
+    expect(event).toMatchObject({ kind: 'xid', xid: 13 });
+    expect(device.opens.nonBlocking).toBe(0);
+    await f.stop();
+  });
+
+  it('counts an overrun (EPIPE) and reads on', async () => {
+    const device = new FakeKmsgDevice();
+    const f = follow(DEVICE_PATH, {}, device);
+    await device.opened();
+    device.overrun();
+    device.write(IOMMU);
+    const [event] = await f.recorder.next(1);
+    expect(event).toMatchObject({ kind: 'removed', busId: '0000:3C:00.0' });
+    expect(await counter(f.registry, 'kmsg_read_errors_total', { reason: 'overrun' })).toBe(1);
+    expect(device.opens.blocking).toBe(1);
+    await f.stop();
+  });
+
+  it('re-opens after a read error without repeating or losing a record', async () => {
+    const device = new FakeKmsgDevice();
+    device.write('backlog 1');
+    device.write('backlog 2');
+    const f = follow(DEVICE_PATH, { retry: { initialMs: 500, maxMs: 500 } }, device);
+    await device.opened();
+    device.write(XID_MESSAGE);
+    await f.recorder.next(1);
+    device.failNextRead('EIO');
+    await f.logs.waitFor('cannot read the kernel log; retrying');
+    device.write(AER);
+    await f.clock.advance(500);
+    const events = await f.recorder.next(2);
+    expect(events.map((e) => e.kind)).toEqual(['xid', 'aer']);
+    expect(device.opens).toEqual({ blocking: 2, nonBlocking: 1 });
+    expect(await counter(f.registry, 'kmsg_read_errors_total', { reason: 'read' })).toBe(1);
+    // The backlog twice (at start, and again at the re-open) and the Xid record once.
+    expect(await counter(f.registry, 'kmsg_records_skipped_total')).toBe(5);
+    await f.stop();
+  });
+
+  it('retries a device it may not open', async () => {
+    const device = new FakeKmsgDevice();
+    device.failNextOpen('EACCES');
+    const f = follow(DEVICE_PATH, {}, device);
+    await f.logs.waitFor('cannot read the kernel log; retrying');
+    expect(f.logs.messages('cannot read the kernel log; retrying')[0]).toMatchObject({ reason: 'open' });
+    await f.clock.advance(1000);
+    await device.opened();
+    device.write(IOMMU);
+    await f.recorder.next(1);
+    await f.stop();
+  });
+
+  it('counts a read that is no record as garbage, and scans it like any line', async () => {
+    const device = new FakeKmsgDevice();
+    const f = follow(DEVICE_PATH, {}, device);
+    await device.opened();
+    device.writeRaw('\u0000\u0001 not a record');
+    device.writeRaw(`${IOMMU}\n`);
+    await f.recorder.next(1);
+    expect(await counter(f.registry, 'kmsg_read_errors_total', { reason: 'garbage' })).toBe(2);
+    await f.stop();
+  });
+
+  it('stops at once while a read waits for the next record', async () => {
+    const device = new FakeKmsgDevice();
+    const f = follow(DEVICE_PATH, {}, device);
+    await device.opened();
+    await f.stop();
+    expect(f.logs.messages('stopped following the kernel log')).toHaveLength(1);
+  });
+});

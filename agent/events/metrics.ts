@@ -1,0 +1,78 @@
+/**
+ * The event sources' metrics, under `npu_fault_agent_`, registered once per registry (the
+ * kmsg follower and the device-node watcher share it, and a test may build several).
+ * Label values are bounded: `kind` is xid, aer or removed; `reason` one of KMSG_ERROR_REASONS.
+ */
+import { Counter, type Metric } from 'prom-client';
+import { metricPrefix, type Registry } from '../../platform/index.js';
+
+/**
+ * Why reading the kernel log failed: `open` (missing, unreadable, not a file, FIFO or
+ * character device), `read` (a read failed after it opened), `overrun` (the kernel's ring
+ * buffer overwrote records before they were read: EPIPE), `garbage` (a /dev/kmsg read that
+ * was not a record).
+ */
+export const KMSG_ERROR_REASONS = ['open', 'read', 'overrun', 'garbage'] as const;
+export type KmsgErrorReason = (typeof KMSG_ERROR_REASONS)[number];
+
+/** The event sources' instruments. */
+export interface EventMetrics {
+  readonly kernelEvents: Counter<'kind'>;
+  readonly kmsgReadErrors: Counter<'reason'>;
+  readonly kmsgSkipped: Counter;
+  readonly deviceNodeRemovals: Counter;
+  readonly deviceNodeWatchErrors: Counter;
+}
+
+/** The instruments in `registry`, registered on first use. */
+export function eventMetrics(registry: Registry, component = 'agent'): EventMetrics {
+  const prefix = metricPrefix(component);
+  const registers = [registry];
+  const once = <M extends Metric>(name: string, make: (name: string) => M): M =>
+    (registry.getSingleMetric(`${prefix}${name}`) as M | undefined) ?? make(`${prefix}${name}`);
+  return {
+    kernelEvents: once(
+      'kernel_events_total',
+      (name) =>
+        new Counter({
+          name,
+          help: 'Device events read from the kernel log, by kind (xid, aer, removed)',
+          labelNames: ['kind'],
+          registers,
+        }),
+    ),
+    kmsgReadErrors: once(
+      'kmsg_read_errors_total',
+      (name) =>
+        new Counter({
+          name,
+          help: 'Kernel-log read failures by reason (open, read, overrun: records lost to the ring buffer, garbage)',
+          labelNames: ['reason'],
+          registers,
+        }),
+    ),
+    kmsgSkipped: once(
+      'kmsg_records_skipped_total',
+      (name) =>
+        new Counter({
+          name,
+          help: '/dev/kmsg records skipped as older than the follower (the ring buffer’s backlog at start)',
+          registers,
+        }),
+    ),
+    deviceNodeRemovals: once(
+      'device_node_removals_total',
+      (name) =>
+        new Counter({ name, help: 'Watched device nodes (davinciN, nvidiaN) that disappeared', registers }),
+    ),
+    deviceNodeWatchErrors: once(
+      'device_node_watch_errors_total',
+      (name) =>
+        new Counter({
+          name,
+          help: 'Failures to watch or list the device-node directory (retried)',
+          registers,
+        }),
+    ),
+  };
+}

@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ExecToolError, createExecTool } from './exec.js';
+import {
+  createFakeTool,
+  isProcessGone,
+  openFileDescriptors,
+  tempDir,
+  waitFor,
+  type FakeTool,
+} from './testing.js';
+
+const exec = createExecTool();
+const never = (): AbortSignal => new AbortController().signal;
+
+/** The ExecToolError a run rejects with (fails the test when it resolves). */
+async function failure(run: Promise<string>): Promise<ExecToolError> {
+  const error = await run.then(
+    (stdout) => new Error(`expected a failure, got ${JSON.stringify(stdout)}`),
+    (e: unknown) => e,
+  );
+  if (!(error instanceof ExecToolError)) throw error;
+  return error;
+}
+
+describe('createExecTool', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let tool: FakeTool;
+  beforeAll(() => {
+    dir = tempDir('npu-fault-exec-');
+    tool = createFakeTool(dir.path, 'tool');
+  });
+  afterAll(() => dir.remove());
+
+  it('resolves with the whole stdout of a tool that exits 0, passing the arguments as given', async () => {
+    tool.respond(['info', '-t', 'health'], { stdout: 'line 1\nline 2\n', stderr: 'a warning\n' });
+    await expect(exec(tool.path, ['info', '-t', 'health'], { signal: never() })).resolves.toBe(
+      'line 1\nline 2\n',
+    );
+    expect(tool.calls().at(-1)).toBe('info -t health');
+  });
+
+  it('fails a non-zero exit with one line naming the code and the first stderr line, keeping both outputs', async () => {
+    tool.respond('exit', {
+      stdout: 'partial row\n',
+      stderr: '\ndcmi module initialize failed. ret is -8005\nmore\n',
+      exitCode: 3,
+    });
+    const error = await failure(exec(tool.path, ['exit'], { signal: never() }));
+    expect(error).toMatchObject({ kind: 'exit', exitCode: 3, stdout: 'partial row\n' });
+    expect(error.message).toBe(
+      `${tool.path} exited with code 3: dcmi module initialize failed. ret is -8005`,
+    );
+    expect(error.stderr).toContain('more');
+  });
+
+  it('names the first stdout line when the tool wrote nothing on stderr (nvidia-smi prints errors there)', async () => {
+    tool.respond('lost', {
+      stdout: 'Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.\n',
+      exitCode: 15,
+    });
+    const error = await failure(exec(tool.path, ['lost'], { signal: never() }));
+    expect(error.message).toMatch(
+      /exited with code 15: Unable to determine the device handle for GPU 0000:3B:00\.0/,
+    );
+    expect(error.message).not.toContain('\n');
+  });
+
+  it('fails with kind spawn when the command is missing or not executable', async () => {
+    const missing = await failure(exec(join(dir.path, 'no-such-tool'), [], { signal: never() }));
+    expect(missing).toMatchObject({ kind: 'spawn' });
+    expect(missing.message).toContain('ENOENT');
+    const plain = join(dir.path, 'not-executable');
+    writeFileSync(plain, '#!/bin/bash\necho hi\n', { mode: 0o644 });
+    expect(await failure(exec(plain, [], { signal: never() }))).toMatchObject({ kind: 'spawn' });
+  });
+
+  it('on abort rejects at once and kills the tool with its process group, grandchild included', async () => {
+    tool.respond('hang', { stdout: 'half a table\n', hang: true });
+    const controller = new AbortController();
+    const run = exec(tool.path, ['hang'], { signal: controller.signal });
+    await waitFor(() => tool.pids() !== null, 'the tool wrote its pids');
+    const [toolPid, grandchild] = tool.pids() ?? [0, 0];
+    expect(isProcessGone(toolPid)).toBe(false);
+    expect(isProcessGone(grandchild)).toBe(false);
+    controller.abort(new Error('deadline passed'));
+    const error = await failure(run);
+    expect(error).toMatchObject({ kind: 'aborted' });
+    expect(error.message).toContain('deadline passed');
+    await waitFor(() => isProcessGone(toolPid) && isProcessGone(grandchild), 'both processes are gone', 2000);
+  });
+
+  it('does not start a tool when the signal is already aborted', async () => {
+    const before = tool.calls().length;
+    const controller = new AbortController();
+    controller.abort(new Error('too late'));
+    expect(await failure(exec(tool.path, ['never'], { signal: controller.signal }))).toMatchObject({
+      kind: 'aborted',
+    });
+    expect(tool.calls()).toHaveLength(before);
+  });
+
+  it('does not wait for a child the tool left running: the group goes when the tool exits', async () => {
+    const script = join(dir.path, 'forks');
+    const pidFile = join(dir.path, 'forks.pid');
+    // The child keeps stdout open: without the group kill the run would wait for it.
+    writeFileSync(script, `#!/bin/bash\nsleep 1000 &\necho $! > '${pidFile}'\necho done\n`, { mode: 0o755 });
+    await expect(exec(script, [], { signal: never() })).resolves.toBe('done\n');
+    const { readFileSync } = await import('node:fs');
+    const child = Number(readFileSync(pidFile, 'utf8'));
+    await waitFor(() => isProcessGone(child), 'the left-over child is gone', 2000);
+  });
+
+  it('caps the output: a tool printing more than maxOutputBytes is killed and fails as output', async () => {
+    const script = join(dir.path, 'floods');
+    writeFileSync(script, '#!/bin/bash\nwhile true; do echo 0123456789abcdef; done\n', { mode: 0o755 });
+    const error = await failure(exec(script, [], { signal: never(), maxOutputBytes: 64 * 1024 }));
+    expect(error).toMatchObject({ kind: 'output' });
+    expect(error.message).toContain('more than 65536 bytes');
+  });
+
+  it('runs tools in the C locale, with the environment it was given', async () => {
+    const script = join(dir.path, 'env');
+    writeFileSync(script, '#!/bin/bash\necho "$LC_ALL $PROBE_TEST"\n', { mode: 0o755 });
+    const withEnv = createExecTool({
+      env: { PATH: process.env.PATH ?? '', PROBE_TEST: 'given', LC_ALL: 'de_DE.UTF-8' },
+    });
+    await expect(withEnv(script, [], { signal: never() })).resolves.toBe('C given\n');
+  });
+
+  it('leaks no file descriptors over many runs that succeed, fail and are aborted', async () => {
+    tool.respond('ok', { stdout: 'fine\n' });
+    tool.respond('bad', { stderr: 'no\n', exitCode: 1 });
+    tool.respond('stall', { hang: true });
+    const round = async (): Promise<void> => {
+      await exec(tool.path, ['ok'], { signal: never() });
+      await exec(tool.path, ['bad'], { signal: never() }).catch(() => undefined);
+      const controller = new AbortController();
+      const run = exec(tool.path, ['stall'], { signal: controller.signal });
+      controller.abort(new Error('stop'));
+      await run.catch(() => undefined);
+    };
+    await round(); // the first run opens what stays open (libuv's signal pipe)
+    const baseline = openFileDescriptors();
+    for (let i = 0; i < 5; i++) await round();
+    // Closed pipes are released when their handles close, a turn after the run settles.
+    await waitFor(() => openFileDescriptors() <= baseline, 'descriptors back to the baseline', 2000);
+  });
+});

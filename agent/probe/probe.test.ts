@@ -1,0 +1,344 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Registry } from 'prom-client';
+import { ParseError, ValidationError } from '../../core/errors.js';
+import { ToolError } from '../../core/parsers/index.js';
+import { FakeClock, systemClock, type Clock } from '../../platform/index.js';
+import { createHdcCollector, type Collector } from '../collectors/index.js';
+import { ExecToolError, createExecTool } from './exec.js';
+import { createProbe, failureKindOf, type ProbeOptions } from './probe.js';
+import {
+  createFakeTool,
+  isProcessGone,
+  memoryLogger,
+  scriptedCollector,
+  tempDir,
+  twoGpuPayload,
+  waitFor,
+  type FakeTool,
+} from './testing.js';
+
+const OPTIONS: ProbeOptions = { timeoutMs: 3000, retries: 2, cacheTtlMs: 30_000, warmupMs: 5000 };
+
+/** A probe on a FakeClock already past the warm-up, with its registry and log lines. */
+async function setup(collector: Collector, options: Partial<ProbeOptions> = {}, warm = true) {
+  const clock = new FakeClock();
+  const registry = new Registry();
+  const { log, lines } = memoryLogger();
+  const probe = createProbe(collector, { ...OPTIONS, ...options }, { clock, log, registry });
+  if (warm) await clock.advance(OPTIONS.warmupMs);
+  return { probe, clock, registry, lines };
+}
+
+/** A metric's value (the sample matching `labels`), 0 when absent. */
+async function metric(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
+  const found = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
+  const values = (found?.values ?? []) as Array<{
+    value: number;
+    labels: Record<string, unknown>;
+    metricName?: string;
+  }>;
+  const match = values.find(
+    (v) =>
+      (v.metricName === undefined || v.metricName === name) &&
+      Object.entries(labels).every(([k, l]) => v.labels[k] === l),
+  );
+  return match?.value ?? 0;
+}
+
+async function histogramCount(registry: Registry, name: string): Promise<number> {
+  const found = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
+  const values = (found?.values ?? []) as Array<{ value: number; metricName?: string }>;
+  return values.find((v) => v.metricName === `${name}_count`)?.value ?? 0;
+}
+
+const never = (): AbortSignal => new AbortController().signal;
+const garbage = new ParseError('not JSON', 1);
+
+describe('createProbe: fresh samples, retries, warm-up', () => {
+  it('answers a fresh sample with the time its attempt started', async () => {
+    const { probe, clock, registry } = await setup(scriptedCollector([twoGpuPayload(41)]));
+    const at = clock.now();
+    await expect(probe.sample(never())).resolves.toEqual({
+      payload: twoGpuPayload(41),
+      cached: false,
+      collectedAt: at,
+    });
+    expect(await metric(registry, 'npu_fault_agent_collector_last_success_timestamp_seconds')).toBe(
+      at / 1000,
+    );
+    expect(await histogramCount(registry, 'npu_fault_agent_collector_duration_seconds')).toBe(1);
+  });
+
+  it('retries a failed attempt at once and counts each failure by kind', async () => {
+    const collector = scriptedCollector([
+      garbage,
+      new ExecToolError('exit', 'npu-smi exited with code 1'),
+      twoGpuPayload(),
+    ]);
+    const { probe, registry } = await setup(collector);
+    expect((await probe.sample(never()))?.cached).toBe(false);
+    expect(collector.calls).toBe(3);
+    expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'garbage' })).toBe(1);
+    expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'exit' })).toBe(1);
+    expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'timeout' })).toBe(0);
+  });
+
+  it('gives up after retries + 1 attempts and, with nothing cached, answers null', async () => {
+    const collector = scriptedCollector([new ExecToolError('spawn', 'hdc could not be started: ENOENT')]);
+    const { probe, registry } = await setup(collector, { retries: 1 });
+    await expect(probe.sample(never())).resolves.toBeNull();
+    expect(collector.calls).toBe(2);
+    expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'spawn' })).toBe(2);
+  });
+
+  it('discards the first good sample read within the warm-up, and keeps the next', async () => {
+    const collector = scriptedCollector([twoGpuPayload(0), twoGpuPayload(41)]);
+    const { probe, clock, lines } = await setup(collector, {}, false);
+    await clock.advance(OPTIONS.warmupMs - 1);
+    await expect(probe.sample(never())).resolves.toBeNull();
+    expect(lines.some((l) => l.msg === 'first sample discarded (warm-up)')).toBe(true);
+    expect((await probe.sample(never()))?.payload).toEqual(twoGpuPayload(41));
+  });
+
+  it('keeps a first sample read after the warm-up, and never discards a later one', async () => {
+    const collector = scriptedCollector([garbage, garbage, garbage, twoGpuPayload(41), twoGpuPayload(42)]);
+    const { probe, clock } = await setup(collector, {}, false);
+    await expect(probe.sample(never())).resolves.toBeNull(); // failing during the warm-up
+    await clock.advance(OPTIONS.warmupMs);
+    expect((await probe.sample(never()))?.payload).toEqual(twoGpuPayload(41));
+    expect((await probe.sample(never()))?.payload).toEqual(twoGpuPayload(42));
+  });
+});
+
+describe('createProbe: the cached last good sample', () => {
+  it('resends the last good sample with cached:true and its original time while the tool fails, then null after the TTL', async () => {
+    const collector = scriptedCollector([twoGpuPayload(41), garbage]);
+    const { probe, clock, registry, lines } = await setup(collector);
+    const readAt = clock.now();
+    await probe.sample(never());
+    await clock.advance(10_000);
+    await expect(probe.sample(never())).resolves.toEqual({
+      payload: twoGpuPayload(41),
+      cached: true,
+      collectedAt: readAt,
+    });
+    await clock.advance(OPTIONS.cacheTtlMs - 10_000);
+    expect((await probe.sample(never()))?.cached).toBe(true); // exactly at the TTL
+    await clock.advance(1);
+    await expect(probe.sample(never())).resolves.toBeNull();
+    expect(await metric(registry, 'npu_fault_agent_collector_cache_samples_total')).toBe(2);
+    // One warning when the failing starts, not one per sample.
+    expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
+  });
+
+  it('replaces the cache with each fresh sample and says when the tool recovered', async () => {
+    const collector = scriptedCollector([
+      twoGpuPayload(41),
+      garbage,
+      garbage,
+      garbage,
+      twoGpuPayload(50),
+      garbage,
+    ]);
+    const { probe, clock, lines } = await setup(collector);
+    await probe.sample(never());
+    expect((await probe.sample(never()))?.cached).toBe(true);
+    await clock.advance(1000);
+    const fresh = await probe.sample(never());
+    expect(fresh).toMatchObject({ cached: false, payload: twoGpuPayload(50) });
+    expect(lines.some((l) => l.msg === 'collector recovered')).toBe(true);
+    await expect(probe.sample(never())).resolves.toEqual({ ...fresh, cached: true });
+  });
+
+  it('never caches the warm-up sample it discarded', async () => {
+    const { probe } = await setup(scriptedCollector([twoGpuPayload(0), garbage]), {}, false);
+    await expect(probe.sample(never())).resolves.toBeNull();
+    await expect(probe.sample(never())).resolves.toBeNull();
+  });
+});
+
+describe('createProbe: timeouts and stops', () => {
+  it('aborts an attempt at its deadline (the injected clock), retries, and counts timeouts', async () => {
+    const collector = scriptedCollector(['hang']);
+    const { probe, clock, registry } = await setup(collector);
+    const result = probe.sample(never());
+    for (let i = 0; i < 3; i++) await clock.advance(OPTIONS.timeoutMs);
+    await expect(result).resolves.toBeNull();
+    expect(collector.calls).toBe(3);
+    expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'timeout' })).toBe(3);
+    expect(clock.pending).toBe(0); // every deadline timer cancelled or fired
+  });
+
+  it('does not wait for a collector that ignores its signal', async () => {
+    const collector = scriptedCollector(['ignore-abort', twoGpuPayload()]);
+    const { probe, clock } = await setup(collector);
+    const result = probe.sample(never());
+    await clock.advance(OPTIONS.timeoutMs);
+    expect((await result)?.cached).toBe(false);
+  });
+
+  it('stops at once when its own signal aborts (a shutdown), counting no failure', async () => {
+    const collector = scriptedCollector(['hang']);
+    const { probe, registry } = await setup(collector);
+    const controller = new AbortController();
+    const result = probe.sample(controller.signal);
+    controller.abort(new Error('SIGTERM'));
+    await expect(result).resolves.toBeNull();
+    expect(collector.calls).toBe(1);
+    expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'timeout' })).toBe(0);
+    await expect(probe.sample(controller.signal)).resolves.toBeNull();
+    expect(collector.calls).toBe(1);
+  });
+
+  it('never throws: a collector that throws synchronously, rejects with a non-Error or returns garbage is a failure', async () => {
+    const throwing: Collector = {
+      name: 'bad',
+      collect: () => {
+        throw new TypeError('bug');
+      },
+    };
+    const { probe, registry } = await setup(throwing, { retries: 0 });
+    await expect(probe.sample(never())).resolves.toBeNull();
+    const notAnError: Collector = {
+      name: 'odd',
+      collect: () => Promise.reject('not an Error' as unknown as Error),
+    };
+    await expect((await setup(notAnError, { retries: 0 })).probe.sample(never())).resolves.toBeNull();
+    const invalid = scriptedCollector([{ family: 'nvidia', gpus: [{ index: -1 }] } as never]);
+    const third = await setup(invalid, { retries: 0 });
+    await expect(third.probe.sample(never())).resolves.toBeNull();
+    expect(
+      await metric(third.registry, 'npu_fault_agent_collector_failures_total', { kind: 'garbage' }),
+    ).toBe(1);
+    expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'garbage' })).toBe(1);
+  });
+
+  it('refuses invalid options', () => {
+    const deps = { clock: new FakeClock(), log: memoryLogger().log, registry: new Registry() };
+    expect(() => createProbe(scriptedCollector([]), { ...OPTIONS, timeoutMs: 0 }, deps)).toThrow(
+      'probe timeoutMs',
+    );
+    expect(() => createProbe(scriptedCollector([]), { ...OPTIONS, retries: 1.5 }, deps)).toThrow(
+      'probe retries',
+    );
+  });
+});
+
+describe('failureKindOf', () => {
+  it.each([
+    { name: 'exec spawn', error: new ExecToolError('spawn', 'x'), kind: 'spawn' },
+    { name: 'exec exit', error: new ExecToolError('exit', 'x'), kind: 'exit' },
+    { name: 'exec aborted', error: new ExecToolError('aborted', 'x'), kind: 'timeout' },
+    { name: 'exec output over the cap', error: new ExecToolError('output', 'x'), kind: 'garbage' },
+    {
+      name: "the tool's own failure message",
+      error: new ToolError('nvidia-smi failed: NVML', 1),
+      kind: 'exit',
+    },
+    { name: 'a parse error', error: new ParseError('x', 3), kind: 'garbage' },
+    { name: 'a validation error', error: new ValidationError('payload.gpus[0]', 'x'), kind: 'garbage' },
+    {
+      name: 'an exec error as the cause',
+      error: new Error('wrapped', { cause: new ExecToolError('spawn', 'x') }),
+      kind: 'spawn',
+    },
+    { name: 'anything else', error: 'a string', kind: 'garbage' },
+  ])('$name → $kind', ({ error, kind }) => {
+    expect(failureKindOf(error)).toBe(kind);
+  });
+});
+
+describe('createProbe with the real exec and a fake hdc tool', () => {
+  let dir: ReturnType<typeof tempDir>;
+  let tool: FakeTool;
+  beforeAll(() => {
+    dir = tempDir('npu-fault-probe-');
+    tool = createFakeTool(dir.path, 'hdc');
+  });
+  afterAll(() => dir.remove());
+
+  const payloadJson = JSON.stringify(twoGpuPayload(44));
+  const hdc = (clock: Clock): Collector =>
+    createHdcCollector({ command: tool.path, args: ['health', '-j'] }, { exec: createExecTool(), clock });
+
+  it('reads, then on garbage output, invalid JSON values and a non-zero exit resends the cache, counting each kind', async () => {
+    const clock = new FakeClock();
+    const registry = new Registry();
+    const probe = createProbe(
+      hdc(clock),
+      { ...OPTIONS, retries: 0 },
+      { clock, log: memoryLogger().log, registry },
+    );
+    await clock.advance(OPTIONS.warmupMs);
+    tool.respondAll({ stdout: payloadJson });
+    expect((await probe.sample(never()))?.payload).toEqual(twoGpuPayload(44));
+    tool.respondAll({ stdout: '\u0007Segmentation fault (core dumped)\n' });
+    expect((await probe.sample(never()))?.cached).toBe(true);
+    tool.respondAll({ stdout: '{"family":"910B","npus":[{"npu":0,"temp_c":"hot"}]}' });
+    expect((await probe.sample(never()))?.cached).toBe(true);
+    tool.respondAll({ stderr: 'hdc: driver not loaded\n', exitCode: 2 });
+    expect((await probe.sample(never()))?.cached).toBe(true);
+    expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'garbage' })).toBe(2);
+    expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'exit' })).toBe(1);
+  });
+
+  it('kills a tool that printed part of its output and stalled, with its child, at the deadline', async () => {
+    const clock = new FakeClock();
+    const registry = new Registry();
+    const probe = createProbe(
+      hdc(clock),
+      { ...OPTIONS, retries: 0, warmupMs: 0 },
+      { clock, log: memoryLogger().log, registry },
+    );
+    tool.respondAll({ stdout: payloadJson.slice(0, 20), hang: true });
+    const result = probe.sample(never());
+    await waitFor(() => tool.pids() !== null, 'the tool is running');
+    const [toolPid, child] = tool.pids() ?? [0, 0];
+    await clock.advance(OPTIONS.timeoutMs);
+    await expect(result).resolves.toBeNull();
+    await waitFor(
+      () => isProcessGone(toolPid) && isProcessGone(child),
+      'the tool and its child are gone',
+      2000,
+    );
+    expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'timeout' })).toBe(1);
+  });
+
+  it('times out on real timers too (the system clock)', async () => {
+    const registry = new Registry();
+    const probe = createProbe(
+      hdc(systemClock),
+      { timeoutMs: 150, retries: 1, cacheTtlMs: 0, warmupMs: 0 },
+      {
+        clock: systemClock,
+        log: memoryLogger().log,
+        registry,
+      },
+    );
+    tool.respondAll({ stdout: '{"family":', hang: true });
+    const started = performance.now();
+    await expect(probe.sample(never())).resolves.toBeNull();
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'timeout' })).toBe(2);
+  });
+
+  it('counts a missing tool as spawn', async () => {
+    const clock = new FakeClock();
+    const registry = new Registry();
+    const collector = createHdcCollector(
+      { command: `${dir.path}/not-installed`, args: [] },
+      { exec: createExecTool(), clock },
+    );
+    const probe = createProbe(
+      collector,
+      { ...OPTIONS, retries: 0, warmupMs: 0 },
+      { clock, log: memoryLogger().log, registry },
+    );
+    await expect(probe.sample(never())).resolves.toBeNull();
+    expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'spawn' })).toBe(1);
+  });
+});

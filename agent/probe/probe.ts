@@ -1,0 +1,244 @@
+/**
+ * The hardened probe around a collector: what the sampler calls once per tick.
+ *
+ * - Each attempt gets its own deadline (timeoutMs, on the injected clock); when it passes,
+ *   the attempt's signal aborts, the collector kills its tool's process group, and the probe
+ *   moves on without waiting for a collector that does not honour the signal.
+ * - A failed attempt (timeout, non-zero exit, garbage, spawn failure) is retried at once, up
+ *   to `retries` more times: a tool that failed once (a busy driver, a lock) usually answers
+ *   the next call, and the sample is still due now.
+ * - When every attempt fails, the last good sample is sent again, marked cached with the time
+ *   it was read, as long as it is younger than cacheTtlMs; after that the probe says null
+ *   (no reading), which the controller sees as a silent node rather than stale health.
+ * - The first good sample within warmupMs of the probe's start is discarded (see WARM-UP).
+ *
+ * `sample` never throws: every failure is counted, logged and turned into one of the above.
+ */
+import { payloadSchema, type Payload } from '../../contracts/index.js';
+import { parseWith } from '../../core/errors.js';
+import { ToolError } from '../../core/parsers/index.js';
+import { rejectOnAbort, type Clock, type Logger, type Registry } from '../../platform/index.js';
+import type { Collector } from '../collectors/index.js';
+import { ExecToolError, firstLine } from './exec.js';
+import { createProbeMetrics, type ProbeFailureKind, type ProbeMetrics } from './metrics.js';
+
+/** How the probe runs its collector (all durations in milliseconds). */
+export interface ProbeOptions {
+  /** One attempt may take this long before it is killed (3000). */
+  timeoutMs: number;
+  /** Extra attempts after a failed one (2). */
+  retries: number;
+  /** How long the last good sample may be resent while the tool fails (30000). */
+  cacheTtlMs: number;
+  /** The first good sample read within this of the start is discarded (5000). */
+  warmupMs: number;
+}
+
+/** The defaults of issue 10: a 3 s timeout, 2 retries, a 30 s cache, a 5 s warm-up. */
+export const DEFAULT_PROBE_OPTIONS: Readonly<ProbeOptions> = Object.freeze({
+  timeoutMs: 3000,
+  retries: 2,
+  cacheTtlMs: 30_000,
+  warmupMs: 5000,
+});
+
+/** One sample as the probe answers it. */
+export interface ProbeSample {
+  payload: Payload;
+  cached: boolean;
+  /** epoch ms the payload was read (for a cached one: the original time) */
+  collectedAt: number;
+}
+
+/** The hardened probe around one collector. */
+export interface Probe {
+  /** One probe: a fresh sample, or the cached last good one (cached:true) while the tool fails
+   *  within cacheTtlMs, or null (warm-up discard, or failing with no usable cache). Never throws. */
+  sample(signal: AbortSignal): Promise<ProbeSample | null>;
+}
+
+/** The attempt's deadline passed (the reason its signal is aborted with). */
+export class ProbeTimeoutError extends Error {
+  constructor(collector: string, timeoutMs: number) {
+    super(`${collector} took longer than ${timeoutMs} ms`);
+    this.name = 'ProbeTimeoutError';
+  }
+}
+
+/**
+ * How a collector's error counts: the exec's own classification when it ran a tool, the
+ * tool's failure message (ToolError) as an exit, anything else (parse and validation errors,
+ * a collector bug) as garbage.
+ */
+export function failureKindOf(error: unknown): ProbeFailureKind {
+  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof ExecToolError) {
+      if (e.kind === 'spawn') return 'spawn';
+      if (e.kind === 'exit') return 'exit';
+      if (e.kind === 'aborted') return 'timeout';
+      return 'garbage';
+    }
+    if (e instanceof ToolError) return 'exit';
+  }
+  return 'garbage';
+}
+
+/** What one attempt came to. */
+type Attempt =
+  | { ok: true; payload: Payload; collectedAt: number }
+  | { ok: false; kind: ProbeFailureKind; message: string }
+  | { ok: false; kind: 'stopped' };
+
+/** The last good sample, with the monotonic time it was read (its age is measured on that). */
+interface GoodSample {
+  payload: Payload;
+  collectedAt: number;
+  readAt: number;
+}
+
+function checkOptions(options: ProbeOptions): void {
+  const checks: Array<[keyof ProbeOptions, boolean]> = [
+    ['timeoutMs', options.timeoutMs > 0],
+    ['retries', Number.isInteger(options.retries) && options.retries >= 0],
+    ['cacheTtlMs', options.cacheTtlMs >= 0],
+    ['warmupMs', options.warmupMs >= 0],
+  ];
+  for (const [name, ok] of checks)
+    if (!ok) throw new RangeError(`probe ${name}: invalid value ${String(options[name])}`);
+}
+
+/** Builds the probe; `deps.registry` receives its metrics (once per registry). */
+export function createProbe(
+  collector: Collector,
+  options: ProbeOptions,
+  deps: { clock: Clock; log: Logger; registry: Registry },
+): Probe {
+  checkOptions(options);
+  return new HardenedProbe(collector, options, deps.clock, deps.log, createProbeMetrics(deps.registry));
+}
+
+class HardenedProbe implements Probe {
+  readonly #collector: Collector;
+  readonly #options: ProbeOptions;
+  readonly #clock: Clock;
+  readonly #log: Logger;
+  readonly #metrics: ProbeMetrics;
+  readonly #startedAt: number;
+  #warmedUp = false;
+  #lastGood: GoodSample | null = null;
+  /** True from the first failed sample to the next good one: warn once, not every second. */
+  #failing = false;
+
+  constructor(collector: Collector, options: ProbeOptions, clock: Clock, log: Logger, metrics: ProbeMetrics) {
+    this.#collector = collector;
+    this.#options = options;
+    this.#clock = clock;
+    this.#log = log.child({ collector: collector.name });
+    this.#metrics = metrics;
+    this.#startedAt = clock.monotonic();
+  }
+
+  async sample(signal: AbortSignal): Promise<ProbeSample | null> {
+    try {
+      return await this.#sample(signal);
+    } catch (error) {
+      // Unreachable by design (attempts catch everything); kept so a bug never stops sampling.
+      this.#log.error({ err: error }, 'probe failed unexpectedly');
+      return null;
+    }
+  }
+
+  async #sample(signal: AbortSignal): Promise<ProbeSample | null> {
+    let failure: { kind: ProbeFailureKind; message: string } | null = null;
+    for (let attempt = 0; attempt <= this.#options.retries && !signal.aborted; attempt++) {
+      const result = await this.#attempt(signal);
+      if (result.ok) return this.#good(result);
+      if (result.kind === 'stopped') return null;
+      failure = result;
+      this.#metrics.failures.inc({ kind: result.kind });
+      this.#log.debug(
+        { attempt: attempt + 1, kind: result.kind, error: result.message },
+        'collector attempt failed',
+      );
+    }
+    return signal.aborted || failure === null ? null : this.#fallback(failure);
+  }
+
+  /** A good reading: remembered, unless it is the warm-up sample. */
+  #good(attempt: { payload: Payload; collectedAt: number }): ProbeSample | null {
+    const readAt = this.#clock.monotonic();
+    this.#metrics.lastSuccess.set(this.#clock.now() / 1000);
+    if (this.#failing) this.#log.info({}, 'collector recovered');
+    this.#failing = false;
+    // WARM-UP: right after the driver loads (node boot, driver upgrade, agent start beside a
+    // restarting device plugin) the tools print what the driver had before it finished
+    // initialising: zeroed ECC counters, temperatures of 0, health OK for a chip still being
+    // probed. The first reading taken that early is dropped rather than published, as the
+    // seed's agent does; later ones, and a first one taken after the warm-up, count.
+    if (!this.#warmedUp) {
+      this.#warmedUp = true;
+      if (readAt - this.#startedAt < this.#options.warmupMs) {
+        this.#log.info({ warmup_ms: this.#options.warmupMs }, 'first sample discarded (warm-up)');
+        return null;
+      }
+    }
+    this.#lastGood = { payload: attempt.payload, collectedAt: attempt.collectedAt, readAt };
+    return { payload: attempt.payload, cached: false, collectedAt: attempt.collectedAt };
+  }
+
+  /** Every attempt failed: the cached sample while it is young enough, else null. */
+  #fallback(last: { kind: ProbeFailureKind; message: string }): ProbeSample | null {
+    const good = this.#lastGood;
+    const usable = good !== null && this.#clock.monotonic() - good.readAt <= this.#options.cacheTtlMs;
+    const level = this.#failing ? 'debug' : 'warn';
+    this.#failing = true;
+    this.#log[level](
+      { kind: last.kind, error: last.message, attempts: this.#options.retries + 1, cached: usable },
+      usable ? 'collector failing: resending the last good sample' : 'collector failing: no sample',
+    );
+    if (!usable) return null;
+    this.#metrics.cacheSamples.inc();
+    return { payload: good.payload, cached: true, collectedAt: good.collectedAt };
+  }
+
+  /** One attempt under its own deadline; never rejects. */
+  async #attempt(outer: AbortSignal): Promise<Attempt> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const cancelTimer = this.#clock.schedule(this.#options.timeoutMs, () => {
+      timedOut = true;
+      controller.abort(new ProbeTimeoutError(this.#collector.name, this.#options.timeoutMs));
+    });
+    const onOuterAbort = (): void => controller.abort(outer.reason);
+    outer.addEventListener('abort', onOuterAbort, { once: true });
+    const started = this.#clock.monotonic();
+    const collectedAt = this.#clock.now();
+    try {
+      const payload = await rejectOnAbort(this.#collect(controller.signal), controller.signal);
+      // The collector's promise is a validated payload; checked again so no bug sends garbage.
+      return { ok: true, payload: parseWith(payloadSchema, payload, 'payload'), collectedAt };
+    } catch (error) {
+      if (outer.aborted) return { ok: false, kind: 'stopped' };
+      const kind = timedOut ? 'timeout' : failureKindOf(error);
+      return { ok: false, kind, message: describe(error) };
+    } finally {
+      cancelTimer();
+      outer.removeEventListener('abort', onOuterAbort);
+      this.#metrics.duration.observe((this.#clock.monotonic() - started) / 1000);
+    }
+  }
+
+  /** The collector's promise, with a synchronous throw turned into a rejection. */
+  #collect(signal: AbortSignal): Promise<Payload> {
+    try {
+      return this.#collector.collect(signal);
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return firstLine(error.message) || error.name;
+  return firstLine(String(error)) || 'unknown error';
+}

@@ -1,0 +1,190 @@
+/**
+ * The simulated node's fault board: the faults injected through the agent's fault API, in
+ * the terms a person uses (`hot`, `offline`, `tool-hang`…), turned into the simulator's
+ * timeline faults (core/sim) for the readings, and into agent behaviour for the rest (the
+ * tool hangs or prints garbage, the agent falls silent, the kernel logs an XID).
+ */
+import { z } from 'zod';
+import type { Fault, SimNode } from '../../core/sim/index.js';
+
+/** Faults the API takes. */
+export const SIM_FAULT_KINDS = [
+  'hot',
+  'ecc-storm',
+  'uncorrectable',
+  'link-down',
+  'offline',
+  'vanish',
+  'xid',
+  'tool-hang',
+  'garbage',
+  'silence',
+] as const;
+/** One of SIM_FAULT_KINDS. */
+export type SimFaultKind = (typeof SIM_FAULT_KINDS)[number];
+
+/** Kinds that act on one device (the others act on the tool or the agent). */
+const DEVICE_KINDS: ReadonlySet<SimFaultKind> = new Set([
+  'hot',
+  'ecc-storm',
+  'uncorrectable',
+  'link-down',
+  'offline',
+  'vanish',
+  'xid',
+]);
+
+/** A fault request (POST /v1/sim/faults). */
+export const simFaultRequestSchema = z.strictObject({
+  kind: z.enum(SIM_FAULT_KINDS),
+  /** The device's display id (`npu3`, `npu0-1`, `gpu2`); required for device faults. */
+  device: z.string().min(1).max(32).optional(),
+  /** How long it lasts; default until deleted (one-shot kinds: `uncorrectable`, `xid`). */
+  seconds: z.number().positive().max(86400).optional(),
+  /** `hot`: the temperature it climbs to (default 90 °C). */
+  celsius: z.number().min(-50).max(200).optional(),
+  /** `xid`: the XID number (default 79, fallen off the bus). */
+  xid: z.number().int().min(0).max(1000).optional(),
+  /** `uncorrectable`: how many errors (default 1). */
+  count: z.number().int().positive().max(1_000_000).optional(),
+});
+/** A fault request as validated. */
+export type SimFaultRequest = z.infer<typeof simFaultRequestSchema>;
+
+/** An injected fault. */
+export interface SimFault extends SimFaultRequest {
+  id: number;
+  /** Epoch ms it was injected. */
+  from: number;
+  /** Epoch ms it ends; null while open. */
+  to: number | null;
+}
+
+/** A fault the API refuses, with the field at fault. */
+export class SimFaultError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+}
+
+/** The board. Time is passed in (epoch ms), so it is tested without a clock. */
+export class FaultBoard {
+  readonly #node: SimNode;
+  readonly #start: number;
+  readonly #faults = new Map<number, SimFault>();
+  #nextId = 1;
+
+  /** `start` is second 0 of the simulator's timeline (epoch ms). */
+  constructor(node: SimNode, start: number) {
+    this.#node = node;
+    this.#start = start;
+  }
+
+  /** Injects a fault; throws SimFaultError when it names no device of this node. */
+  add(request: SimFaultRequest, now: number): SimFault {
+    if (DEVICE_KINDS.has(request.kind)) {
+      if (request.device === undefined) throw new SimFaultError('device', `required for ${request.kind}`);
+      const known = this.#node.devices.map((d) => d.id);
+      if (!known.includes(request.device))
+        throw new SimFaultError(
+          'device',
+          `${this.#node.name} has no ${request.device} (it has ${known.join(', ')})`,
+        );
+      if (request.kind === 'xid' && this.#node.family !== 'nvidia')
+        throw new SimFaultError('kind', `xid needs a GPU node; ${this.#node.name} is ${this.#node.kind}`);
+    } else if (request.device !== undefined) {
+      throw new SimFaultError('device', `${request.kind} acts on the whole node; give no device`);
+    }
+    const fault: SimFault = {
+      ...request,
+      id: this.#nextId++,
+      from: now,
+      to: request.seconds === undefined ? null : now + request.seconds * 1000,
+    };
+    this.#faults.set(fault.id, fault);
+    return fault;
+  }
+
+  /** Ends one fault (it stays listed, with its end); false when there is no such open fault. */
+  end(id: number, now: number): boolean {
+    const fault = this.#faults.get(id);
+    if (!fault || (fault.to !== null && fault.to <= now)) return false;
+    fault.to = now;
+    return true;
+  }
+
+  /** Ends every open fault; returns how many. */
+  endAll(now: number): number {
+    let ended = 0;
+    for (const fault of this.#faults.values()) if (this.end(fault.id, now)) ended++;
+    return ended;
+  }
+
+  /** Every fault injected, oldest first. */
+  list(): SimFault[] {
+    return [...this.#faults.values()];
+  }
+
+  /** True while a fault of `kind` is in effect at `now`. */
+  active(kind: SimFaultKind, now: number): boolean {
+    for (const fault of this.#faults.values()) if (fault.kind === kind && inEffect(fault, now)) return true;
+    return false;
+  }
+
+  /** The simulator's timeline faults for the readings (seconds after `start`). */
+  timeline(): Fault[] {
+    const out: Fault[] = [];
+    const second = (ms: number): number => Math.max(0, Math.floor((ms - this.#start) / 1000));
+    for (const f of this.#faults.values()) {
+      const window = {
+        node: this.#node.name,
+        from: second(f.from),
+        ...(f.to === null ? {} : { to: Math.max(second(f.from) + 1, second(f.to)) }),
+      };
+      const device = f.device ?? '';
+      switch (f.kind) {
+        case 'hot':
+          out.push({
+            kind: 'heat',
+            device,
+            ...window,
+            ...(f.celsius === undefined ? {} : { celsius: f.celsius }),
+          });
+          break;
+        case 'ecc-storm':
+          out.push({ kind: 'ecc-storm', device, ...window });
+          break;
+        case 'uncorrectable':
+          // The counter steps up once and stays up: the fault's window is its first second.
+          out.push({
+            kind: 'ecc-uncorrectable',
+            device,
+            node: window.node,
+            from: window.from,
+            count: f.count ?? 1,
+          });
+          break;
+        case 'link-down':
+          out.push({ kind: 'link-down', device, ...window, power: 'kept' });
+          break;
+        case 'offline':
+          out.push({ kind: 'link-down', device, ...window, power: 'lost' });
+          break;
+        case 'vanish':
+          out.push({ kind: 'vanish', device, ...window, mode: 'omitted' });
+          break;
+        default:
+          // xid, tool-hang, garbage, silence act on the agent, not on the readings.
+          break;
+      }
+    }
+    return out;
+  }
+}
+
+function inEffect(fault: SimFault, now: number): boolean {
+  return fault.from <= now && (fault.to === null || now < fault.to);
+}

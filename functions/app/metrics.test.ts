@@ -1,0 +1,37 @@
+import { describe, expect, it } from '@jest/globals';
+import { Registry } from '../../platform/index.js';
+import { createTokenReviewMetrics } from './metrics.js';
+
+/** The metric's samples as `labels → value`. */
+async function samples(registry: Registry, name: string): Promise<Record<string, number>> {
+  const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
+  const out: Record<string, number> = {};
+  for (const value of (metric?.values ?? []) as { labels: Record<string, string>; value: number }[])
+    out[Object.values(value.labels).join(',')] = value.value;
+  return out;
+}
+
+describe('createTokenReviewMetrics', () => {
+  it('counts every outcome from 0, and reads the reviews in flight and queued at scrape time', async () => {
+    const registry = new Registry();
+    const load = { inFlight: 0, queued: 0 };
+    const onOutcome = createTokenReviewMetrics(registry, () => load);
+    expect(await samples(registry, 'npu_fault_function_token_reviews_total')).toEqual({
+      authenticated: 0,
+      rejected: 0,
+      unavailable: 0,
+      busy: 0,
+    });
+    onOutcome('authenticated');
+    onOutcome('busy');
+    onOutcome('busy');
+    load.inFlight = 16;
+    load.queued = 3;
+    expect(await samples(registry, 'npu_fault_function_token_reviews_total')).toMatchObject({
+      authenticated: 1,
+      busy: 2,
+    });
+    expect(await samples(registry, 'npu_fault_function_token_reviews_in_flight')).toEqual({ '': 16 });
+    expect(await samples(registry, 'npu_fault_function_token_reviews_queued')).toEqual({ '': 3 });
+  });
+});

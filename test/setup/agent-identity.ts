@@ -1,0 +1,70 @@
+/**
+ * An agent's identity on the test control plane, as the DaemonSet would have it: an
+ * accelerator Node, the ServiceAccount npu-fault-agent, a pod of it bound to the Node, and
+ * pod-bound tokens with audience npu-fault (TokenReview then names the node in
+ * `authentication.kubernetes.io/node-name`).
+ */
+import * as k8s from '@kubernetes/client-node';
+
+/** What createAgentIdentity made. */
+export interface AgentIdentity {
+  node: string;
+  /** A new pod-bound token of npu-fault-agent for the agent's pod. */
+  mintToken(expirationSeconds?: number): Promise<string>;
+  /** Deletes the Node (namespaced objects go with the test namespace). */
+  dispose(): Promise<void>;
+}
+
+/** Creates the Node `node`, the ServiceAccount and the pod `agent` in `namespace`. */
+export async function createAgentIdentity(
+  core: k8s.CoreV1Api,
+  namespace: string,
+  node: string,
+  pod = 'agent',
+): Promise<AgentIdentity> {
+  await core.createNode({
+    body: {
+      metadata: { name: node },
+      status: {
+        capacity: { 'huawei.com/Ascend910': '8' },
+        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'test' }],
+      },
+    },
+  });
+  await core
+    .createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'npu-fault-agent' } } })
+    .catch((error: unknown) => {
+      if ((error as { code?: number }).code !== 409) throw error;
+    });
+  const created = await core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name: pod },
+      spec: {
+        nodeName: node,
+        serviceAccountName: 'npu-fault-agent',
+        containers: [{ name: 'agent', image: 'agent' }],
+      },
+    },
+  });
+  return {
+    node,
+    async mintToken(expirationSeconds = 600) {
+      const minted = await core.createNamespacedServiceAccountToken({
+        name: 'npu-fault-agent',
+        namespace,
+        body: {
+          spec: {
+            audiences: ['npu-fault'],
+            expirationSeconds,
+            boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: pod, uid: created.metadata?.uid },
+          },
+        },
+      });
+      return minted.status?.token ?? '';
+    },
+    async dispose() {
+      await core.deleteNode({ name: node }).catch(() => undefined);
+    },
+  };
+}
