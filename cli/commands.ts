@@ -36,12 +36,30 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   replay: { spec: REPLAY, load: async () => (await import('./replay.js')).replay },
   parse: { spec: PARSE, load: async () => (await import('./parse.js')).parse },
   status: planned('status', '[--watch]', "table of the cluster's published status", 'Consumers'),
-  clear: planned(
-    'clear',
-    '<node>[/<device>]',
-    'clear latched failures (through the Node annotation)',
-    'Self-healing',
-  ),
+  // The full command lines of clear and remediation live in their modules (they need the
+  // annotation and ConfigMap names); these are what `npu-fault --help` lists.
+  clear: {
+    spec: {
+      name: 'clear',
+      synopsis: '<node>[/<device>] [--wait] [--timeout <duration>]',
+      summary: 'clear latched failures (through the Node annotation npu-fault.io/clear)',
+      description: '',
+      options: {},
+      positionals: { name: '<node>[/<device>]', min: 1, max: 1 },
+    },
+    load: async () => (await import('./clear.js')).clear,
+  },
+  remediation: {
+    spec: {
+      name: 'remediation',
+      synopsis: 'reset|status [options]',
+      summary: 'self-healing: close the circuit breaker (reset), show it and the remediated nodes (status)',
+      description: '',
+      options: {},
+      positionals: { name: 'subcommand', min: 1, max: 1 },
+    },
+    load: async () => (await import('./remediation.js')).remediation,
+  },
   agent: {
     spec: {
       name: 'agent',

@@ -49,6 +49,16 @@ import {
 } from './node-status/index.js';
 import { createObservationsApp } from './observations/index.js';
 import {
+  createKubePodClient,
+  createKubeRemediationNodeClient,
+  createRemediationConfigWatch,
+  createRemediationMetrics,
+  createRemediator,
+  drainNode,
+  parseRemediationConfig,
+  REMEDIATION_CONFIGMAP,
+} from './remediation/index.js';
+import {
   createKubeConfigMapClient,
   documentOf,
   type ConfigMapClient,
@@ -164,7 +174,12 @@ export function createController(deps: ControllerDeps): Controller {
         labelSelector: config.nodes.labelSelector,
         watchdogSeconds: config.nodes.watchdogSeconds,
       },
-      callbacks: { onChange: (change) => nodeSync.onChange(change) },
+      callbacks: {
+        onChange: (change) => {
+          nodeSync.onChange(change);
+          session?.wakeRemediation();
+        },
+      },
     },
   );
   const mirrorListeners = new Set<() => void>();
@@ -204,6 +219,27 @@ export function createController(deps: ControllerDeps): Controller {
     },
   );
 
+  const remediationSettings = createRemediationConfigWatch(
+    { ...watchDeps, client: watchClients.remediationConfigMap },
+    {
+      namespace: config.namespace,
+      fallback: parseRemediationConfig(config.remediation),
+      onChange: () => session?.wakeRemediation(),
+      onInvalid: (message) => {
+        if (!session?.leadership().leading) return;
+        events.record(
+          { apiVersion: 'v1', kind: 'ConfigMap', name: REMEDIATION_CONFIGMAP, namespace: config.namespace },
+          'Warning',
+          'RemediationSettingsRefused',
+          message,
+        );
+      },
+    },
+  );
+  const remediationMetrics = createRemediationMetrics(registry);
+  const remediationNodes = createKubeRemediationNodeClient(core);
+  const pods = createKubePodClient(core);
+
   const metrics = createControllerMetrics(registry, {
     census: () => engine.census(),
     lastDocument: () => session?.lastDocument(),
@@ -224,6 +260,28 @@ export function createController(deps: ControllerDeps): Controller {
     events,
     mirrorNamespaces,
     elector,
+    remediator: (leadership: () => Leadership, term: number) =>
+      createRemediator(
+        {
+          nodes: () => nodes.values(),
+          entry: (node) => (host.view(node).observed ? host.view(node).entry : undefined),
+          config: () => remediationSettings.current().config,
+          nodeClient: remediationNodes,
+          configMaps,
+          drain: (node, devices, drainConfig, signal) =>
+            drainNode(
+              { pods, clock, log: log.child({ part: 'drain', node }) },
+              { node, devices, config: drainConfig },
+              signal,
+            ),
+          events,
+          clock,
+          log: log.child({ part: 'remediation' }),
+          metrics: remediationMetrics,
+          leadership,
+        },
+        { identity, term, namespace: config.namespace },
+      ),
     pendingClears: () => nodeSync.pendingClears(),
     clearedAt: (node: string) => nodeSync.clearedAt(node),
     nodeStatus: (leadership: () => Leadership) =>
@@ -270,6 +328,8 @@ export function createController(deps: ControllerDeps): Controller {
     async start(signal) {
       await Promise.race([nodes.whenSynced(), aborted(signal)]);
       await Promise.race([rules.whenSynced(), aborted(signal)]);
+      // Self-healing must not act on the flags' settings while the ConfigMap's are unread.
+      await Promise.race([remediationSettings.whenSynced(), aborted(signal)]);
       while (!signal.aborted && !seeded) {
         try {
           const seeds = await readSeeds(configMaps, config, nodes, log, signal);
@@ -330,7 +390,8 @@ export function createController(deps: ControllerDeps): Controller {
 
   const ready = {
     watches: () =>
-      (nodes.synced() && rules.synced() && (mirrorWatch?.synced() ?? true)) || 'watches not synced',
+      (nodes.synced() && rules.synced() && remediationSettings.synced() && (mirrorWatch?.synced() ?? true)) ||
+      'watches not synced',
     seeded: () => seeded || 'not seeded yet',
   };
   const metricsServer = createHttpServer({
@@ -370,6 +431,7 @@ export function createController(deps: ControllerDeps): Controller {
     observationsServer,
     nodes,
     rules,
+    remediationSettings,
     ...(mirrorWatch ? [mirrorWatch] : []),
     seeder,
     ticker,

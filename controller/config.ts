@@ -9,6 +9,7 @@ import { STATUS_NAMESPACE } from '../contracts/index.js';
 import { listenAddressSchema, logLevelSchema, type DeepReadonly } from '../platform/index.js';
 import { leaderElectionConfigSchema } from './leader-election/index.js';
 import { mirrorsConfigSchema, publisherConfigSchema } from './publisher/index.js';
+import { remediationConfigSchema } from './remediation/index.js';
 import { nodeWatchConfigSchema } from './watch/index.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -91,6 +92,8 @@ export const controllerConfigSchema = z.strictObject({
   mirrors: mirrorsConfigSchema.extend({
     enabled: z.boolean().default(true).describe('mirror the status ConfigMap into labelled namespaces'),
   }),
+  /** Self-healing (off by default); the ConfigMap npu-fault-remediation overrides it while present. */
+  remediation: remediationConfigSchema,
 });
 
 /** The controller's settings after defaults. */

@@ -16,6 +16,7 @@ import type { EngineHost } from './engine-host.js';
 import type { Leadership } from './leader-election/index.js';
 import type { ControllerMetrics } from './metrics.js';
 import type { EventRecorder, NodeStatusWriter } from './node-status/index.js';
+import type { Remediator } from './remediation/index.js';
 import {
   createStatusMirrors,
   createStatusPublisher,
@@ -48,6 +49,8 @@ export interface LeaderSessionDeps {
   metrics: ControllerMetrics;
   events: EventRecorder;
   nodeStatus: (leadership: () => Leadership) => NodeStatusWriter;
+  /** Self-healing for the term (always built: its settings, hot-reloaded, may turn it on). */
+  remediator?: (leadership: () => Leadership, term: number) => Remediator;
   mirrorNamespaces: MirrorNamespaces | undefined;
   elector: { identity: string; leadership(): Leadership; resign(reason: string): void };
   /** Nodes whose applied clear annotation waits for a document written after it. */
@@ -74,6 +77,7 @@ export class LeaderSession {
   #pending: Pending[] = [];
   #publisher: StatusPublisher | undefined;
   #nodeStatus: NodeStatusWriter | undefined;
+  #remediator: Remediator | undefined;
   #lastDocument: PublishedDocument | undefined;
   #lastRenderedAt: number | undefined;
 
@@ -154,10 +158,12 @@ export class LeaderSession {
         : undefined;
       this.#publisher = publisher;
       this.#nodeStatus = this.#deps.nodeStatus(this.leadership);
+      this.#remediator = this.#deps.remediator?.(this.leadership, this.term);
       const parts = [
         publisher.start(own),
         this.#nodeStatus.start(own),
         ...(mirrors ? [mirrors.start(own)] : []),
+        ...(this.#remediator ? [this.#remediator.start(own)] : []),
       ];
       const results = await Promise.allSettled(parts);
       for (const result of results) {
@@ -169,6 +175,7 @@ export class LeaderSession {
       this.#abort.abort(new Error('session over'));
       this.#publisher = undefined;
       this.#nodeStatus = undefined;
+      this.#remediator = undefined;
     }
   }
 
@@ -177,7 +184,10 @@ export class LeaderSession {
     if (!this.leadership().leading) return;
     const now = this.#deps.clock.now();
     let failed = false;
+    let remediate = false;
     for (const t of transitions) {
+      if (t.to === 'failed' || t.from === 'failed' || t.to === 'degraded' || t.from === 'degraded')
+        remediate = true;
       if (this.#pending.length < MAX_PENDING)
         this.#pending.push({ at: parseTimestamp(t.at), emitted: now, failed: t.to === 'failed' });
       if (t.to === 'failed') failed = true;
@@ -185,11 +195,22 @@ export class LeaderSession {
       if (actOn) this.#event(t);
     }
     if (failed) this.#publisher?.requestEarlyWrite();
+    if (remediate) this.#remediator?.wake();
   }
 
   /** A Node needs its status written (the Node watch saw a change). */
   markDirty(node: string): void {
     this.#nodeStatus?.markDirty(node);
+  }
+
+  /** Something self-healing decides from changed (a Node, the settings): decide again now. */
+  wakeRemediation(): void {
+    this.#remediator?.wake();
+  }
+
+  /** The term's remediator (tests). */
+  remediator(): Remediator | undefined {
+    return this.#remediator;
   }
 
   #written(written: WrittenStatus, mirrors: { publish(source: WrittenStatus): void } | undefined): void {

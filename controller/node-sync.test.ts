@@ -16,6 +16,10 @@ function node(name: string, fields: Partial<CachedNode> = {}): CachedNode {
     clear: undefined,
     latched: undefined,
     npuHealthy: undefined,
+    unschedulable: false,
+    remediation: undefined,
+    maintenance: undefined,
+    npuFaultLabels: [],
     resourceVersion: '1',
     ...fields,
   };

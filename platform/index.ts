@@ -26,6 +26,7 @@ export {
   type FieldKind,
   type LoadConfigOptions,
 } from './config.js';
+export { parseConfigFile, type ParsedConfigFile } from './config-file.js';
 export {
   AppError,
   HttpError,

@@ -260,7 +260,8 @@ describe('a real process', () => {
         if (!before.includes('"ready"') && out.includes('"ready"')) child.kill('SIGTERM');
       });
       child.on('error', reject);
-      child.on('exit', (code) => resolve({ code, lines: out.trim().split('\n') }));
+      // 'close', not 'exit': 'exit' may come before the last stdout chunk has been read.
+      child.on('close', (code) => resolve({ code, lines: out.trim().split('\n') }));
     });
   }
 

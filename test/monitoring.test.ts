@@ -9,6 +9,7 @@
  * promtool is found or built (once, minutes on a cold machine) by hack/build-promtool.sh.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createRemediationMetrics } from '../controller/remediation/index.js';
 import type * as k8s from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
 import { copyFile, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
@@ -162,7 +163,7 @@ function seriesNames(name: string, type: string): string[] {
     : [name];
 }
 
-/** A controller registry as it is today: default process metrics and the leader election's. */
+/** A controller registry as it is today: default process metrics, the leader election's and self-healing's. */
 async function controllerExposition(): Promise<Registry> {
   const clock = new FakeClock();
   const registry = createRegistry('controller');
@@ -179,6 +180,7 @@ async function controllerExposition(): Promise<Registry> {
   const stop = new AbortController();
   const running = elector.start(stop.signal);
   await clock.advance(3 * 2_000); // acquire, then three renewals: every series has a value
+  createRemediationMetrics(registry); // self-healing's series (the leader sets them)
   expect(elector.isLeader()).toBe(true);
   stop.abort(new Error('exposition taken'));
   await running;

@@ -25,6 +25,12 @@ export interface NodeClient {
     annotations: Record<string, string | null>,
     signal: AbortSignal,
   ): Promise<void>;
+  /**
+   * Removes annotation `key` only while it still holds `value` (a JSON patch `test` then
+   * `remove`): a value written since, such as an operator's newer clear, stays. Resolves
+   * false when the value had changed (or the annotation was gone).
+   */
+  removeAnnotationIf(node: string, key: string, value: string, signal: AbortSignal): Promise<boolean>;
 }
 
 /** A core/v1 Event as the recorder writes it. */
@@ -78,7 +84,33 @@ export function createKubeNodeClient(api: k8s.CoreV1Api): NodeClient {
         throw K8sApiError.from(error) ?? error;
       }
     },
+    async removeAnnotationIf(node, key, value, signal) {
+      const path = annotationPointer(key);
+      try {
+        await api.patchNode(
+          {
+            name: node,
+            body: [
+              { op: 'test', path, value },
+              { op: 'remove', path },
+            ],
+          },
+          requestOptions({ signal, patch: 'application/json-patch+json' }),
+        );
+        return true;
+      } catch (error) {
+        const failure = K8sApiError.from(error);
+        // A failed `test` (or a missing path) is 422: the value changed; nothing removed.
+        if (failure?.apiStatus === 422) return false;
+        throw failure ?? error;
+      }
+    },
   };
+}
+
+/** The JSON pointer of annotation `key` (RFC 6901: `~` → `~0`, `/` → `~1`). */
+export function annotationPointer(key: string): string {
+  return `/metadata/annotations/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
 }
 
 /** The EventClient on client-node's CoreV1Api (core/v1 Events: count and lastTimestamp aggregate). */

@@ -27,6 +27,16 @@ export class FakeNodeClient implements NodeClient {
     this.annotations.set(node, current);
     return Promise.resolve();
   }
+
+  removeAnnotationIf(node: string, key: string, value: string): Promise<boolean> {
+    if (this.fail) return Promise.reject(this.fail);
+    const current = { ...this.annotations.get(node) };
+    if (current[key] !== value) return Promise.resolve(false);
+    this.writes.push(`annotation ${node} ${key}=<removed>`);
+    delete current[key];
+    this.annotations.set(node, current);
+    return Promise.resolve(true);
+  }
 }
 
 /** Records Events; `bump` updates a recorded one. */

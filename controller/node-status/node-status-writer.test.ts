@@ -156,6 +156,7 @@ describe('node status writer', () => {
   it('writes the cleared latch at once, and removes the clear annotation once a later document is published', async () => {
     const t = setup();
     t.facts.set('n1', { latched: JSON.stringify([latch]), clear: 'npu3' });
+    t.client.annotations.set('n1', { [CLEAR_ANNOTATION]: 'npu3' });
     t.views.set('n1', { observed: false, entry: null, latched: [] }); // seeded, cleared, not reported since
     t.applied.set('n1', 'npu3');
     t.begin();
@@ -167,6 +168,20 @@ describe('node status writer', () => {
     await t.writer.idle();
     expect(t.client.writes).toContain('annotation n1 npu-fault.io/clear=<removed>');
     expect(t.client.annotations.get('n1')).toEqual({});
+    await t.stop();
+  });
+
+  it('keeps a clear an operator rewrote after the applied one (removes only the value applied)', async () => {
+    const t = setup();
+    t.facts.set('n1', { clear: 'npu3' });
+    // The operator added npu4 after this replica applied npu3 (its cache still says npu3).
+    t.client.annotations.set('n1', { [CLEAR_ANNOTATION]: 'npu3,npu4' });
+    t.views.set('n1', { observed: true, entry: null, latched: [] });
+    t.applied.set('n1', 'npu3');
+    t.published.add('n1');
+    t.begin();
+    await t.writer.idle();
+    expect(t.client.annotations.get('n1')).toEqual({ [CLEAR_ANNOTATION]: 'npu3,npu4' });
     await t.stop();
   });
 

@@ -113,9 +113,20 @@ export function createNodeStatusWriter(
     // clear was applied to it.
     if ((view.observed || applied) && (facts.latched ?? null) !== latched)
       annotations[LATCHED_ANNOTATION] = latched;
-    if (applied && deps.clearPublished(node)) annotations[CLEAR_ANNOTATION] = null;
     if (Object.keys(annotations).length > 0) {
       await write('annotations', () => deps.client.patchAnnotations(node, annotations, signal), node);
+    }
+    // Only the value applied is removed: an operator's clear written since stays for the next pass.
+    if (applied && facts.clear !== undefined && deps.clearPublished(node)) {
+      const value = facts.clear;
+      await write(
+        'clear',
+        async () => {
+          if (!(await deps.client.removeAnnotationIf(node, CLEAR_ANNOTATION, value, signal)))
+            deps.log.info({ node }, 'clear annotation changed since it was applied; kept for the next pass');
+        },
+        node,
+      );
     }
     if (!view.observed) return;
     const desired = desiredCondition(view.entry);

@@ -25,7 +25,11 @@ export {
   type NodeWatchConfig,
   type NodeWatchConfigInput,
 } from './config.js';
-export { createKubeWatchClients, type KubeWatchClients } from './kube-watch-clients.js';
+export {
+  REMEDIATION_CONFIGMAP,
+  createKubeWatchClients,
+  type KubeWatchClients,
+} from './kube-watch-clients.js';
 export {
   LabelSelectorError,
   matchesLabels,
@@ -42,9 +46,12 @@ export {
   type MirrorNamespaceWatchOptions,
 } from './namespaces.js';
 export {
+  CACHED_LABEL_PREFIX,
   CLEAR_ANNOTATION,
   LATCHED_ANNOTATION,
+  MAINTENANCE_ANNOTATION,
   NPU_HEALTHY_CONDITION,
+  REMEDIATION_ANNOTATION,
   acceleratorRule,
   createNodeWatch,
   isNonZeroQuantity,

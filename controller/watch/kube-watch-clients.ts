@@ -18,7 +18,12 @@ export interface KubeWatchClients {
   readonly mirrorNamespaces: ListWatchClient;
   /** The ConfigMap `<namespace>/npu-fault-rules`. */
   readonly rulesConfigMap: ListWatchClient;
+  /** The ConfigMap `<namespace>/npu-fault-remediation` (self-healing settings). */
+  readonly remediationConfigMap: ListWatchClient;
 }
+
+/** The ConfigMap holding hot-reloaded self-healing settings. */
+export const REMEDIATION_CONFIGMAP = 'npu-fault-remediation';
 
 /** The controller's watch clients, acting as `kubeConfig`; `namespace` is the controller's own. */
 export function createKubeWatchClients(
@@ -35,6 +40,10 @@ export function createKubeWatchClients(
     rulesConfigMap: createKubeListWatchClient(
       kubeConfig,
       configMapCollection(core, options.namespace, options.rulesConfigMap ?? RULES_CONFIGMAP),
+    ),
+    remediationConfigMap: createKubeListWatchClient(
+      kubeConfig,
+      configMapCollection(core, options.namespace, REMEDIATION_CONFIGMAP),
     ),
   };
 }

@@ -41,27 +41,32 @@ const node = (name: string, spec: NodeSpec = {}): RawObject => ({
 const defaultRule = acceleratorRule({ resourceNames: [...DEFAULT_ACCELERATOR_RESOURCES], labelSelector: '' });
 
 describe('nodeFromObject: the fields cached', () => {
-  it('keeps only name, accelerator, ready, the two annotations, NPUHealthy and resourceVersion', () => {
-    const cached = nodeFromObject(
-      node('n1', {
-        capacity: { 'huawei.com/Ascend910': '8' },
-        annotations: {
-          'npu-fault.io/clear': 'all',
-          'npu-fault.io/latched': '[]',
-          'other/annotation': 'x',
+  it('keeps only name, accelerator, ready, our annotations and labels, unschedulable, NPUHealthy and resourceVersion', () => {
+    const raw = node('n1', {
+      capacity: { 'huawei.com/Ascend910': '8' },
+      labels: {
+        'npu-fault.io/remediation': 'disabled',
+        'kubernetes.io/hostname': 'n1',
+        'npu-fault.io/a': '',
+      },
+      annotations: {
+        'npu-fault.io/clear': 'all',
+        'npu-fault.io/latched': '[]',
+        'npu-fault.io/remediation': '{}',
+        'npu-fault.io/maintenance': 'driver upgrade',
+        'other/annotation': 'x',
+      },
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'KubeletReady',
+          lastHeartbeatTime: '2026-01-01T00:00:00Z',
         },
-        conditions: [
-          {
-            type: 'Ready',
-            status: 'True',
-            reason: 'KubeletReady',
-            lastHeartbeatTime: '2026-01-01T00:00:00Z',
-          },
-          { type: 'NPUHealthy', status: 'False', reason: 'DeviceFailed', message: '1 of 8 devices failed' },
-        ],
-      }),
-      defaultRule,
-    );
+        { type: 'NPUHealthy', status: 'False', reason: 'DeviceFailed', message: '1 of 8 devices failed' },
+      ],
+    });
+    const cached = nodeFromObject({ ...raw, spec: { unschedulable: true } } as RawObject, defaultRule);
     expect(cached).toEqual({
       name: 'n1',
       accelerator: true,
@@ -69,6 +74,10 @@ describe('nodeFromObject: the fields cached', () => {
       clear: 'all',
       latched: '[]',
       npuHealthy: { status: 'False', reason: 'DeviceFailed', message: '1 of 8 devices failed' },
+      unschedulable: true,
+      remediation: '{}',
+      maintenance: 'driver upgrade',
+      npuFaultLabels: ['npu-fault.io/a=', 'npu-fault.io/remediation=disabled'],
       resourceVersion: '7',
     });
   });
@@ -133,6 +142,10 @@ describe('nodeFromObject: the fields cached', () => {
       clear: undefined,
       latched: undefined,
       npuHealthy: undefined,
+      unschedulable: false,
+      remediation: undefined,
+      maintenance: undefined,
+      npuFaultLabels: [],
       resourceVersion: '',
     });
     expect(nodeFromObject({ metadata: {} }, defaultRule)).toBeUndefined();

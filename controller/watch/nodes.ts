@@ -32,6 +32,12 @@ import type { Runnable } from '../../platform/index.js';
 export const CLEAR_ANNOTATION = 'npu-fault.io/clear';
 /** The annotation holding the node's latched failures (written by node-status). */
 export const LATCHED_ANNOTATION = 'npu-fault.io/latched';
+/** The annotation holding self-healing's record of a node it cordoned (controller/remediation). */
+export const REMEDIATION_ANNOTATION = 'npu-fault.io/remediation';
+/** The annotation that suspends self-healing on a node (planned work). */
+export const MAINTENANCE_ANNOTATION = 'npu-fault.io/maintenance';
+/** Labels with this prefix are cached (the remediation opt-out label is one). */
+export const CACHED_LABEL_PREFIX = 'npu-fault.io/';
 /** The Node condition the controller writes. */
 export const NPU_HEALTHY_CONDITION = 'NPUHealthy';
 
@@ -55,6 +61,14 @@ export interface CachedNode {
   readonly latched: string | undefined;
   /** The `NPUHealthy` condition, if present. */
   readonly npuHealthy: CachedCondition | undefined;
+  /** `spec.unschedulable` (cordoned by anyone). */
+  readonly unschedulable: boolean;
+  /** The `npu-fault.io/remediation` annotation, if present. */
+  readonly remediation: string | undefined;
+  /** The `npu-fault.io/maintenance` annotation, if present. */
+  readonly maintenance: string | undefined;
+  /** The Node's labels under `npu-fault.io/` (the others are not cached), as `key=value`, sorted. */
+  readonly npuFaultLabels: readonly string[];
   /** The Node's resourceVersion when this was cached (not compared: a new version alone is no change). */
   readonly resourceVersion: string;
 }
@@ -157,17 +171,26 @@ export function nodeFromObject(raw: RawObject, isAccelerator: AcceleratorRule): 
   const name = raw.metadata?.name;
   if (typeof name !== 'string' || name === '') return undefined;
   const status = recordOf(raw.status);
+  const spec = recordOf((raw as { spec?: unknown }).spec);
   const annotations = stringsOf(raw.metadata?.annotations);
+  const labels = stringsOf(raw.metadata?.labels);
   const conditions = Array.isArray(status.conditions) ? status.conditions.map(recordOf) : [];
   const ready = conditionOf(conditions, 'Ready');
   const npuHealthy = conditionOf(conditions, NPU_HEALTHY_CONDITION);
   return {
     name,
-    accelerator: isAccelerator(stringsOf(status.capacity), stringsOf(raw.metadata?.labels)),
+    accelerator: isAccelerator(stringsOf(status.capacity), labels),
     ready: ready === undefined ? undefined : ready.status === 'True',
     clear: annotations[CLEAR_ANNOTATION],
     latched: annotations[LATCHED_ANNOTATION],
     npuHealthy,
+    unschedulable: spec.unschedulable === true,
+    remediation: annotations[REMEDIATION_ANNOTATION],
+    maintenance: annotations[MAINTENANCE_ANNOTATION],
+    npuFaultLabels: Object.keys(labels)
+      .filter((key) => key.startsWith(CACHED_LABEL_PREFIX))
+      .sort()
+      .map((key) => `${key}=${labels[key]}`),
     resourceVersion: typeof raw.metadata?.resourceVersion === 'string' ? raw.metadata.resourceVersion : '',
   };
 }
@@ -182,7 +205,11 @@ function sameNode(a: CachedNode, b: CachedNode): boolean {
     a.latched === b.latched &&
     a.npuHealthy?.status === b.npuHealthy?.status &&
     a.npuHealthy?.reason === b.npuHealthy?.reason &&
-    a.npuHealthy?.message === b.npuHealthy?.message
+    a.npuHealthy?.message === b.npuHealthy?.message &&
+    a.unschedulable === b.unschedulable &&
+    a.remediation === b.remediation &&
+    a.maintenance === b.maintenance &&
+    a.npuFaultLabels.join('\n') === b.npuFaultLabels.join('\n')
   );
 }
 

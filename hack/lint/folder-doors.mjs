@@ -2,8 +2,8 @@
 // (hono's "one public door per folder"). Importing a file of another folder that has a door
 // (or lies inside one that has) is an error naming the door to use instead. Importing from
 // one's own folder or a parent folder is free, and tests, test support and benchmarks
-// (`*.test.ts`, `testing.ts`, `bench/`) may also use a folder's `testing.ts` (builders and
-// fakes kept beside the code they serve).
+// (`*.test.ts`, `testing.ts`, `test/setup/`, `bench/`) may also use a folder's `testing.ts`
+// (builders and fakes kept beside the code they serve).
 import { existsSync } from 'node:fs';
 import { dirname, basename, relative, resolve, sep } from 'node:path';
 
@@ -42,8 +42,12 @@ const rule = {
   create(context) {
     const source = context.filename;
     // Test support (a folder's own testing.ts) builds on other folders' test support too.
+    const parts = source.split(sep);
     const isTest =
-      source.endsWith('.test.ts') || basename(source) === 'testing.ts' || source.split(sep).includes('bench');
+      source.endsWith('.test.ts') ||
+      basename(source) === 'testing.ts' ||
+      parts.includes('bench') ||
+      parts.join('/').includes('/test/setup/');
     function check(node) {
       const spec = node.source?.value;
       if (typeof spec !== 'string' || !spec.startsWith('.')) return;

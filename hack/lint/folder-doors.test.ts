@@ -50,6 +50,11 @@ describe('lint rule local/folder-doors', () => {
       "import { serve } from '../../platform/testing.js';",
       "test support, another folder's testing.ts",
     ],
+    [
+      'test/setup/fleet.ts',
+      "import { npuSnapshot } from '../../core/engine/testing.js';",
+      "integration-test support, a folder's testing.ts",
+    ],
   ])('allows %s: %s (%s)', (file, code) => {
     expect(lint(file, code)).toEqual([]);
   });

@@ -101,3 +101,29 @@ async function access(
     },
   };
 }
+
+/** The ServiceAccount the operator roles are bound to in a test (it stands for a person). */
+export const OPERATOR_SERVICE_ACCOUNT = 'npu-fault-operator';
+
+/**
+ * The operator roles (k8s/operator/rbac.yaml) and the example bindings
+ * (k8s/operator/bindings.example.yaml), rewritten for `namespace`, with the example's Group
+ * subject replaced by the ServiceAccount OPERATOR_SERVICE_ACCOUNT (a token cannot carry a
+ * made-up group).
+ */
+export function operatorRbacObjects(namespace: string): k8s.KubernetesObject[] {
+  const objects = rbacObjects(['operator/rbac.yaml', 'operator/bindings.example.yaml'], namespace);
+  for (const object of objects as (k8s.KubernetesObject & { subjects?: Record<string, string>[] })[]) {
+    object.subjects = object.subjects?.map((subject) =>
+      subject.kind === 'Group'
+        ? { kind: 'ServiceAccount', name: OPERATOR_SERVICE_ACCOUNT, namespace }
+        : subject,
+    );
+  }
+  return objects;
+}
+
+/** A platform engineer's identity in a test namespace, under the shipped operator roles. */
+export async function operatorAccess(ns: TestNamespace): Promise<ControllerAccess> {
+  return access(ns, operatorRbacObjects(ns.name), OPERATOR_SERVICE_ACCOUNT);
+}

@@ -1,0 +1,72 @@
+/** Self-healing's metrics (one set per registry). */
+import { Counter, Gauge, Histogram } from 'prom-client';
+import { metricPrefix, type Registry } from '../../platform/index.js';
+import { REMEDIATION_PHASES } from './state.js';
+
+/** The remediation metrics. */
+export interface RemediationMetrics {
+  actions: Counter<'action' | 'result'>;
+  skipped: Gauge<'why'>;
+  nodes: Gauge<'phase'>;
+  breakerOpen: Gauge;
+  breakerTrips: Counter;
+  drainSeconds: Histogram<'outcome'>;
+  evictions: Counter<'result'>;
+  blockingPods: Gauge;
+}
+
+/** Creates them on `registry`. */
+export function createRemediationMetrics(registry: Registry): RemediationMetrics {
+  const prefix = metricPrefix('controller');
+  const metrics: RemediationMetrics = {
+    actions: new Counter({
+      name: `${prefix}remediation_actions_total`,
+      help: 'Remediation actions (cordon, drain, record, uncordon, forget) by result: ok, error, conflict, dry-run',
+      labelNames: ['action', 'result'],
+      registers: [registry],
+    }),
+    skipped: new Gauge({
+      name: `${prefix}remediation_skipped_nodes`,
+      help: 'Nodes left alone in the last pass, by why (maintenance, opted-out, breaker-open, manual-uncordon, …)',
+      labelNames: ['why'],
+      registers: [registry],
+    }),
+    nodes: new Gauge({
+      name: `${prefix}remediation_nodes`,
+      help: 'Nodes carrying a remediation record, by phase',
+      labelNames: ['phase'],
+      registers: [registry],
+    }),
+    breakerOpen: new Gauge({
+      name: `${prefix}remediation_breaker_open`,
+      help: '1 while the remediation circuit breaker is open (no new cordons or drains)',
+      registers: [registry],
+    }),
+    breakerTrips: new Counter({
+      name: `${prefix}remediation_breaker_trips_total`,
+      help: 'Times the remediation circuit breaker opened',
+      registers: [registry],
+    }),
+    drainSeconds: new Histogram({
+      name: `${prefix}remediation_drain_duration_seconds`,
+      help: 'Drain duration by outcome (drained, timed-out, aborted)',
+      labelNames: ['outcome'],
+      buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800],
+      registers: [registry],
+    }),
+    evictions: new Counter({
+      name: `${prefix}remediation_pods_total`,
+      help: 'Pods a drain removed (evicted, forced) or was blocked by (blocked)',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    blockingPods: new Gauge({
+      name: `${prefix}remediation_blocking_pods`,
+      help: 'Pods blocking the drains that last timed out',
+      registers: [registry],
+    }),
+  };
+  for (const phase of REMEDIATION_PHASES) metrics.nodes.set({ phase }, 0);
+  metrics.breakerOpen.set(0);
+  return metrics;
+}
