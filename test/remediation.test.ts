@@ -9,7 +9,7 @@
  * Eviction API (the DaemonSet's pod left alone, the emptyDir pod evicted), with the time from
  * the fault to the cordon and to the last pod gone; a person's uncordon is respected;
  * maintenance is honoured; a dry run changes nothing; the breaker trips when 3 of 10 nodes
- * fail at once and a reset lets them proceed; the leader is killed mid-drain (a PDB holding
+ * fail at once and a reset lets them proceed; a node recovered for the hold is uncordoned; the leader is killed mid-drain (a PDB holding
  * one pod) and the new leader resumes and finishes the drain once the PDB allows.
  *
  * Every wait is on an observable event (a watch, a log line, /metrics) with a deadline.
@@ -456,6 +456,42 @@ suite('self-healing on the real control plane', () => {
     for (const n of storm)
       await nodeWhere(n, (x) => x.spec?.unschedulable === true, 'cordoned after the reset');
     expect((await breaker())?.state).toBe('closed');
+  });
+
+  it('uncordons a node it cordoned once its devices have been healthy for the hold', async () => {
+    const target = node(7);
+    await settings({
+      mode: 'cordon',
+      breaker: { maxUnhealthyNodes: 10 },
+      uncordon: { enabled: true, holdSeconds: 2 },
+    });
+    fleet.faults.set(`${target}/npu4`, { link: 'down' });
+    await nodeWhere(
+      target,
+      (n) => n.spec?.unschedulable === true && recordOf(n)?.phase === 'cordoned',
+      'cordoned',
+    );
+    const healed = Date.now();
+    fleet.faults.delete(`${target}/npu4`);
+    const recovering = await nodeWhere(
+      target,
+      (n) => (recordOf(n)?.recoveredAt ?? null) !== null,
+      'recovery hold started',
+    );
+    expect(recovering.spec?.unschedulable).toBe(true);
+    const released = await nodeWhere(
+      target,
+      (n) => recordOf(n)?.phase === 'released',
+      'uncordoned after the hold',
+    );
+    expect(released.spec?.unschedulable).not.toBe(true);
+    expect(released.spec?.taints?.some((t) => t.key === TAINT) ?? false).toBe(false);
+    // Not before the hold: the record says when it started, and the uncordon came after it.
+    const record = recordOf(released);
+    expect(
+      Date.parse(record?.releasedAt ?? '') - Date.parse(record?.recoveredAt ?? ''),
+    ).toBeGreaterThanOrEqual(2000);
+    measured['device healthy again → node uncordoned, with a 2 s hold (ms)'] = Date.now() - healed;
   });
 
   it('a failover mid-drain resumes the drain on the new leader', async () => {
