@@ -259,6 +259,19 @@ describe('remediator', () => {
     expect(h.nodes.writes).toEqual([]);
   });
 
+  it('does not write when the term ends between the decision and the write', async () => {
+    const h = harness({ mode: 'cordon' });
+    h.entries.set('n3', failedEntry('n3'));
+    const realGet = h.nodes.get.bind(h.nodes);
+    h.nodes.get = async (node: string) => {
+      h.leading.value = false; // the lease is lost while the Node is re-read
+      return realGet(node);
+    };
+    await h.start();
+    expect(h.nodes.writes).toEqual([]);
+    expect(h.nodes.nodes.get('n3')?.unschedulable).toBe(false);
+  });
+
   it('acts only if the Node still holds the record the decision saw', async () => {
     const h = harness({ mode: 'cordon', uncordon: { enabled: true, holdSeconds: 0 } });
     const held: NodeRecord = {
