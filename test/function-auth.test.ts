@@ -23,18 +23,15 @@ import {
   type FakeForwarder,
   type TestServer,
 } from '../functions/app/testing.js';
-import { createTestNamespace, type TestNamespace } from './setup/cluster.js';
+import { createTestNamespace, type TestNamespace, kwokAvailable } from './setup/cluster.js';
 
 const AUDIENCE = 'npu-fault';
 const AGENT_SA = 'npu-fault-agent';
 const FUNCTION_SA = 'npu-fault-function';
 const TTL_MS = 30_000;
 
-// kwok comes with the local control plane; an existing cluster must say it runs kwok too.
-const describeWithKwok =
-  process.env.NPU_FAULT_USE_EXISTING_CLUSTER !== 'true' || process.env.NPU_FAULT_TEST_KWOK === 'true'
-    ? describe
-    : describe.skip;
+// kwok runs nodes and pods on the local control plane; an existing cluster must say it has it.
+const describeWithKwok = kwokAvailable() ? describe : describe.skip;
 
 describeWithKwok('POST /v1/snapshots on the real control plane, with pod-bound tokens', () => {
   let ns: TestNamespace;

@@ -5,7 +5,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { microTime } from '../platform/k8s/index.js';
-import { createTestNamespace, waitUntilGone, watchUntil, type TestNamespace } from './setup/cluster.js';
+import {
+  createTestNamespace,
+  waitUntilGone,
+  watchUntil,
+  type TestNamespace,
+  kwokAvailable,
+} from './setup/cluster.js';
 
 const statusCode = (error: unknown): number | undefined => (error as { code?: number }).code;
 
@@ -120,11 +126,8 @@ describe('ground: real control plane', () => {
     );
   });
 
-  // kwok comes with the local control plane; an existing cluster must say it runs kwok too.
-  const withKwok =
-    process.env.NPU_FAULT_USE_EXISTING_CLUSTER !== 'true' || process.env.NPU_FAULT_TEST_KWOK === 'true'
-      ? it
-      : it.skip;
+  // kwok runs nodes and pods on the local control plane; an existing cluster must say it has it.
+  const withKwok = kwokAvailable() ? it : it.skip;
 
   withKwok(
     'turns a kwok node Ready, runs a bound pod, and lets a PDB refuse then allow its eviction',

@@ -31,7 +31,7 @@ import {
   type NodeRecord,
   type RemediationConfigInput,
 } from '../controller/remediation/index.js';
-import { createTestNamespace, watchUntil, type TestNamespace } from './setup/cluster.js';
+import { createTestNamespace, watchUntil, type TestNamespace, kwokAvailable } from './setup/cluster.js';
 import { controllerAccess, type ControllerAccess } from './setup/controller-rbac.js';
 import {
   startControllerProcess,
@@ -44,11 +44,8 @@ const LEASE = { duration: 4, renewDeadline: 3, retry: 0.5 };
 const TAINT = 'npu-fault.io/unhealthy';
 const PODS_ON_DRAINED_NODE = 20;
 
-// kwok comes with the local control plane; an existing cluster must say it runs kwok too.
-const suite =
-  process.env.NPU_FAULT_USE_EXISTING_CLUSTER !== 'true' || process.env.NPU_FAULT_TEST_KWOK === 'true'
-    ? describe
-    : describe.skip;
+// kwok runs nodes and pods on the local control plane; an existing cluster must say it has it.
+const suite = kwokAvailable() ? describe : describe.skip;
 
 suite('self-healing on the real control plane', () => {
   let ns: TestNamespace;

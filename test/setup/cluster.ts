@@ -181,3 +181,11 @@ export async function waitUntilGone(
     ...(current.metadata?.resourceVersion ? { resourceVersion: current.metadata.resourceVersion } : {}),
   });
 }
+
+/**
+ * Whether kwok runs nodes and pods here: it comes with the local control plane; an existing
+ * cluster must say so (`NPU_FAULT_TEST_KWOK=true`). Tests of kwok-run nodes skip without it.
+ */
+export function kwokAvailable(): boolean {
+  return process.env.NPU_FAULT_USE_EXISTING_CLUSTER !== 'true' || process.env.NPU_FAULT_TEST_KWOK === 'true';
+}
