@@ -61,6 +61,29 @@ export default tseslint.config(
     },
   },
   {
+    // The consumer SDK ships into users' pods: it builds on contracts/ alone, and on no
+    // Kubernetes client, web framework or process spawning.
+    files: ['consumer/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/testing.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['@kubernetes/client-node', 'express', 'execa', 'node:child_process'].map((name) => ({
+            name,
+            message: 'consumer/ ships into users’ pods: contracts/, Node built-ins and fetch only',
+          })),
+          patterns: [
+            {
+              regex: String.raw`^(\.\./)+(core|platform|cli|hack|test|bench|agent|functions|controller)(/|$)`,
+              message: 'consumer/ imports only contracts/',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['contracts/**/*.ts', 'core/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {

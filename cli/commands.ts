@@ -16,26 +16,33 @@ export interface CommandEntry {
   pending?: string;
 }
 
-/** A command that is planned: `--help` says what it will do and which issue brings it. */
-function planned(name: string, synopsis: string, summary: string, issue: string): CommandEntry {
-  return {
-    spec: {
-      name,
-      synopsis,
-      summary,
-      description: `${summary[0]?.toUpperCase()}${summary.slice(1)}.\nNot implemented yet: it lands with the ${issue} issue.`,
-      options: {},
-      positionals: { name: 'argument', min: 0, max: 0 },
-    },
-    pending: issue,
-  };
-}
-
 /** The subcommands. */
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   replay: { spec: REPLAY, load: async () => (await import('./replay.js')).replay },
   parse: { spec: PARSE, load: async () => (await import('./parse.js')).parse },
-  status: planned('status', '[--watch]', "table of the cluster's published status", 'Consumers'),
+  // The full command line lives in cli/status.ts (loading it loads client-node).
+  status: {
+    spec: {
+      name: 'status',
+      synopsis: '[--watch] [--node <name>] [-o table|wide|json]',
+      summary: "table of the cluster's published status (worst first)",
+      description: '',
+      options: {},
+      positionals: { name: 'argument', min: 0, max: 0 },
+    },
+    load: async () => (await import('./status.js')).status,
+  },
+  explain: {
+    spec: {
+      name: 'explain',
+      synopsis: '<node>[/<device>] [--controller-url <url>] [-o text|json]',
+      summary: "why a device has its status (asks the leading controller for the engine's state)",
+      description: '',
+      options: {},
+      positionals: { name: '<node>[/<device>]', min: 1, max: 1 },
+    },
+    load: async () => (await import('./explain.js')).explain,
+  },
   // The full command lines of clear and remediation live in their modules (they need the
   // annotation and ConfigMap names); these are what `npu-fault --help` lists.
   clear: {

@@ -47,6 +47,7 @@ import {
   decodeLatched,
   type EventRecorder,
 } from './node-status/index.js';
+import { createExplainApp, kubeAccessReview, withExplain } from './explain/index.js';
 import { createObservationsApp } from './observations/index.js';
 import {
   createKubePodClient,
@@ -358,14 +359,15 @@ export function createController(deps: ControllerDeps): Controller {
     },
   };
 
+  const reviewer = createTokenReviewer({
+    review: kubeTokenReview(kubeConfig.makeApiClient(k8s.AuthenticationV1Api)),
+    clock,
+    ttlMs: config.auth.cacheSeconds * 1000,
+    ...(config.auth.audiences.length > 0 ? { audiences: config.auth.audiences } : {}),
+  });
   const observations = createObservationsApp(
     {
-      authenticate: createTokenReviewer({
-        review: kubeTokenReview(kubeConfig.makeApiClient(k8s.AuthenticationV1Api)),
-        clock,
-        ttlMs: config.auth.cacheSeconds * 1000,
-        ...(config.auth.audiences.length > 0 ? { audiences: config.auth.audiences } : {}),
-      }).authenticate,
+      authenticate: reviewer.authenticate,
       accept: (snapshots) => {
         if (!seeded)
           throw new AppError('not_ready', 'controller is starting (seeding its state)', { status: 503 });
@@ -406,7 +408,21 @@ export function createController(deps: ControllerDeps): Controller {
     ...(config.listen.host ? { host: config.listen.host } : {}),
     port: config.listen.port,
     log,
-    handler: observations,
+    // GET /v1/explain (npu-fault explain) shares the port; authorised by SubjectAccessReview.
+    handler: withExplain(
+      createExplainApp({
+        authenticate: reviewer.authenticate,
+        authorize: kubeAccessReview(kubeConfig.makeApiClient(k8s.AuthorizationV1Api)),
+        explain: (node, device, now) => (seeded ? engine.explain(node, device, now) : undefined),
+        leadership: () => session?.leadership() ?? { leading: false },
+        identity,
+        leaderIdentity: () => elector.leader(),
+        namespace: config.namespace,
+        clock,
+        log,
+      }),
+      observations,
+    ),
   });
   for (const server of [metricsServer, observationsServer]) {
     for (const [name, check] of Object.entries(ready)) server.addReadyCheck(name, check);

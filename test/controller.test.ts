@@ -24,18 +24,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { controllerAccess, type ControllerAccess } from './setup/controller-rbac.js';
-import {
-  startControllerProcess,
-  writeKubeConfig,
-  type ControllerProcess,
-} from './setup/controller-process.js';
+import { TEST_LEASE, startTestReplica, type ControllerProcess } from './setup/controller-process.js';
 import { createTestNamespace, watchUntil, type TestNamespace } from './setup/cluster.js';
 import { Fleet, Poster, StatusFollower, statusIn } from './setup/fleet.js';
 import { PROMTOOL_BUILD_TIMEOUT_MS, checkMetrics } from './setup/promtool.js';
 
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL('../bin/npu-fault.js', import.meta.url));
-const LEASE = { duration: 4, renewDeadline: 3, retry: 0.5 };
+const LEASE = TEST_LEASE;
 const STATUS = 'npu-fault-status-v3';
 
 describe('the controller on the real control plane, under its shipped RBAC', () => {
@@ -54,16 +50,11 @@ describe('the controller on the real control plane, under its shipped RBAC', () 
   let leaderExposition = '';
 
   async function startReplica(identity: string): Promise<ControllerProcess> {
-    const kubeconfig = writeKubeConfig(await access.another());
-    const replica = startControllerProcess({
+    const replica = await startTestReplica({
       identity,
-      kubeconfig,
+      namespace: ns.name,
+      access,
       args: [
-        `--namespace=${ns.name}`,
-        `--lease-duration-seconds=${LEASE.duration}`,
-        `--lease-renew-deadline-seconds=${LEASE.renewDeadline}`,
-        `--lease-retry-period-seconds=${LEASE.retry}`,
-        `--auth-allowed-users=system:serviceaccount:${ns.name}:npu-fault-function`,
         `--record-observations=${join(dir, `${identity}.jsonl`)}`,
         '--nodes-status-resync-seconds=5',
         '--mirrors-interval-ms=1000',

@@ -33,14 +33,9 @@ import {
 } from '../controller/remediation/index.js';
 import { createTestNamespace, watchUntil, type TestNamespace, kwokAvailable } from './setup/cluster.js';
 import { controllerAccess, type ControllerAccess } from './setup/controller-rbac.js';
-import {
-  startControllerProcess,
-  writeKubeConfig,
-  type ControllerProcess,
-} from './setup/controller-process.js';
+import { startTestReplica, type ControllerProcess } from './setup/controller-process.js';
 import { Fleet, Poster, StatusFollower, statusIn } from './setup/fleet.js';
 
-const LEASE = { duration: 4, renewDeadline: 3, retry: 0.5 };
 const TAINT = 'npu-fault.io/unhealthy';
 const PODS_ON_DRAINED_NODE = 20;
 
@@ -66,15 +61,11 @@ suite('self-healing on the real control plane', () => {
     replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
 
   async function startReplica(identity: string): Promise<ControllerProcess> {
-    const replica = startControllerProcess({
+    const replica = await startTestReplica({
       identity,
-      kubeconfig: writeKubeConfig(await access.another()),
+      namespace: ns.name,
+      access,
       args: [
-        `--namespace=${ns.name}`,
-        `--lease-duration-seconds=${LEASE.duration}`,
-        `--lease-renew-deadline-seconds=${LEASE.renewDeadline}`,
-        `--lease-retry-period-seconds=${LEASE.retry}`,
-        `--auth-allowed-users=system:serviceaccount:${ns.name}:npu-fault-function`,
         // Only this file's nodes are accelerator nodes to these replicas (other test files
         // create theirs at the same time, and the breaker counts accelerator nodes).
         '--nodes-resource-names=example.invalid/none',

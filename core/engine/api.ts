@@ -138,6 +138,12 @@ export interface ReloadableEngine extends DetectionEngine {
   latched(node: string): LatchedDevice[];
   /** Device counts by published status and family, and node counts, for metrics. */
   census(): EngineCensus;
+  /**
+   * Why a node's devices (or one, by display id or key) have their status as of `now`: active
+   * reasons with their rules, the window, timers, latches. Reads state only; `not tracked`
+   * when the engine has no state for the node or device.
+   */
+  explain(node: string, device: string | undefined, now: number): Explanation;
 }
 
 /** What `census` counts. */
@@ -149,4 +155,120 @@ export interface EngineCensus {
   stale: number;
   /** Known accelerator nodes without a snapshot yet. */
   unobserved: number;
+}
+
+/**
+ * Why a node's devices have their status (`ReloadableEngine.explain`): the engine's own
+ * per-device state, which the published document does not carry. Plain JSON (no NaN, no
+ * Infinity): times are ISO strings or null, durations milliseconds.
+ */
+export type Explanation = NodeExplanation | NotTracked;
+
+/** The engine holds no state for the node (or the device) asked about. */
+export interface NotTracked {
+  tracked: false;
+  node: string;
+  device: string | null;
+  /** One line: what is not tracked and why that may be. */
+  message: string;
+}
+
+/** One node's explanation. */
+export interface NodeExplanation {
+  tracked: true;
+  node: string;
+  /** The `now` it was computed at (ISO). */
+  now: string;
+  /** Receiver time of the newest accepted snapshot (null: seeded only, never observed). */
+  last_seen: string | null;
+  /** collected_at of the newest applied (fresh) snapshot: the duration clock. */
+  last_collected_at: string | null;
+  /** Admission: the current boot id, the newest accepted seq, fresh samples applied. */
+  boot_id: string | null;
+  seq: number | null;
+  samples: number;
+  /** Node overlays in force (agent-unreachable, node-not-ready, collector-error). */
+  overlays: string[];
+  /** Overlay deadlines pending (agent-unreachable, collector-error), on the receiver clock. */
+  timers: ExplainedTimer[];
+  /** The devices (all of them, or the one asked for), sorted by id. */
+  devices: DeviceExplanation[];
+}
+
+/** One active reason and the rule that raised it. */
+export interface ExplainedReason {
+  name: string;
+  severity: 'critical' | 'warning';
+  /** Latched: stays until a new boot with reset counters or an operator clear. */
+  latched: boolean;
+  /** The rule, with the thresholds in force. */
+  rule: string;
+}
+
+/** A timer running: what fires, when, and on which clock. */
+export interface ExplainedTimer {
+  /** `degraded`, `failed`, `agent-unreachable`, `collector-error`. */
+  name: string;
+  from: DeviceStatus | null;
+  to: DeviceStatus;
+  /** When it fires (ISO). */
+  at: string;
+  /**
+   * Time left: on the sample clock (collected_at, from the newest sample) for the state
+   * machine's timers, which fire with the first sample at or after `at`; on the receiver
+   * clock (from `now`) for the overlays. 0 when due.
+   */
+  in_ms: number;
+  clock: 'collected_at' | 'receiver';
+  /** What must hold for it to fire. */
+  condition: string;
+}
+
+/** The smoothing window of one device (the last `size` samples). */
+export interface ExplainedWindow {
+  size: number;
+  /** Samples of the device so far (the window's clock). */
+  samples: number;
+  high_temp: {
+    threshold_c: number;
+    min_samples: number;
+    /** Above the threshold, oldest first, one per sample in the window. */
+    hot: boolean[];
+    count: number;
+  };
+  /** Event reasons still inside the window: samples since the event (0: the newest). */
+  events: { name: string; samples_ago: number }[];
+  ecc_baseline: number | null;
+  ecc_uncorrectable_baseline: number | null;
+}
+
+/** One device's explanation. */
+export interface DeviceExplanation {
+  id: string;
+  key: string;
+  resource_id: string;
+  model: string;
+  /** What is published, since when, and with which reason. */
+  status: DeviceStatus;
+  status_since: string;
+  reason: string | null;
+  /** The state machine's own state (differs from `status` while an overlay holds). */
+  state: DeviceStatus;
+  state_since: string;
+  /** The rule that decided the state (or the overlay that overrides it). */
+  decided_by: string;
+  active: ExplainedReason[];
+  /** Latest readings. */
+  temperature_c: number | null;
+  power_w: number | null;
+  ecc_errors: number | null;
+  pcie_link_status: 'up' | 'down' | null;
+  window: ExplainedWindow;
+  timers: ExplainedTimer[];
+  /** Clean samples in a row, and how many recovery needs (degraded/failed → healthy). */
+  clean_samples: number;
+  recover_after_samples: number;
+  latched: string[];
+  /** The command that clears the latches; null when nothing is latched. */
+  clear: string | null;
 }

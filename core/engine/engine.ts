@@ -37,6 +37,7 @@ import { normalise } from '../normalise.js';
 import type {
   EngineCensus,
   EngineStats,
+  Explanation,
   ObserveResult,
   PublisherInfo,
   ReloadableEngine,
@@ -46,6 +47,7 @@ import { DeadlineQueue, type DeadlineEntry } from './deadlines.js';
 import { admit } from './dedup.js';
 import { compareText, publishedReason, renderDocument, renderNodeEntry } from './document.js';
 import { evaluateSample, type SampleParams } from './evaluate.js';
+import { explainNode } from './explain.js';
 import { advance, type FsmTiming } from './fsm.js';
 import { AGENT_UNREACHABLE, COLLECTOR_ERROR, NODE_NOT_READY, publishedStatus } from './overlays.js';
 import {
@@ -343,6 +345,17 @@ class Engine implements ReloadableEngine {
     let unobserved = 0;
     for (const name of this.#known) if (!observed.has(name)) unobserved++;
     return { devices: [...counts.values()], nodes, stale, unobserved };
+  }
+
+  explain(name: string, device: string | undefined, now: number): Explanation {
+    const { rules, sample, timing, staleMs, collectorMs } = this.#c;
+    return explainNode(name, this.#nodes.get(name), device, now, {
+      rules,
+      table: sample.table,
+      timing,
+      staleMs,
+      collectorMs,
+    });
   }
 
   /** Seeds one device of a published entry (seed.ts). */

@@ -47,6 +47,16 @@ describe('eslint.config.js guards the architecture', () => {
       "import { main } from '../cli/main.js';\nexport const x = main;\n",
       'no-restricted-imports',
     ],
+    [
+      'consumer/follower.ts',
+      "import { systemClock } from '../platform/index.js';\nexport const x = systemClock;\n",
+      'no-restricted-imports',
+    ],
+    [
+      'consumer/follower.ts',
+      "import * as k8s from '@kubernetes/client-node';\nexport const x = k8s;\n",
+      'no-restricted-imports',
+    ],
     ['core/normalise.ts', 'export const now = Date.now();\n', 'no-restricted-properties'],
     ['core/normalise.ts', 'export const now = new Date();\n', 'no-restricted-syntax'],
     ['core/normalise.ts', 'export const env = process.env;\n', 'no-restricted-globals'],

@@ -155,3 +155,32 @@ export function startControllerProcess(options: {
     exited,
   };
 }
+
+/** The Lease timing test replicas run with: a takeover in seconds, not the default 15 s. */
+export const TEST_LEASE = { duration: 4, renewDeadline: 3, retry: 0.5 } as const;
+
+/**
+ * Starts a controller replica in test namespace `namespace` under a fresh token of the
+ * controller's ServiceAccount (`access`, test/setup/controller-rbac.ts): its status and Lease
+ * there, TEST_LEASE timing, observations accepted from the namespace's `npu-fault-function`,
+ * and `args` on top.
+ */
+export async function startTestReplica(options: {
+  identity: string;
+  namespace: string;
+  access: { another(): Promise<k8s.KubeConfig> };
+  args?: string[];
+}): Promise<ControllerProcess> {
+  return startControllerProcess({
+    identity: options.identity,
+    kubeconfig: writeKubeConfig(await options.access.another()),
+    args: [
+      `--namespace=${options.namespace}`,
+      `--lease-duration-seconds=${TEST_LEASE.duration}`,
+      `--lease-renew-deadline-seconds=${TEST_LEASE.renewDeadline}`,
+      `--lease-retry-period-seconds=${TEST_LEASE.retry}`,
+      `--auth-allowed-users=system:serviceaccount:${options.namespace}:npu-fault-function`,
+      ...(options.args ?? []),
+    ],
+  });
+}
