@@ -32,7 +32,7 @@ import { createFaultFeed, createLocalApp, type FaultFeed } from './local/index.j
 import { createExecTool, createProbe, type ExecTool } from './probe/index.js';
 import { createSender, tokenFromFile, type Sender } from './push/index.js';
 import { createSampler, type Sampler } from './sampler/index.js';
-import { FaultBoard, SIM_FAULTS_PATH, createSimApi, createSimCollector } from './sim/index.js';
+import { FaultBoard, SIM_FAULTS_PATH, createSimCollector, loadSimApi } from './sim/index.js';
 
 /** Device node names the watcher follows. */
 const DEVICE_NODE = /^(davinci\d+|nvidia\d+)$/;
@@ -43,9 +43,9 @@ export interface AgentDeps {
   clock: Clock;
   log: Logger;
   registry: Registry;
-  /** Runs tools; default execa in its own process group. */
+  /** Runs tools; default node:child_process, each in its own process group. */
   exec?: ExecTool;
-  /** Outgoing HTTP (push, canary); default global fetch. */
+  /** Outgoing HTTP (push, canary); default node:http for the push, global fetch for the canary. */
   fetch?: typeof fetch;
   /** Randomness of jitter and backoff; default Math.random. */
   random?: () => number;
@@ -90,6 +90,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   // Sampler and sim API refer to each other (an injected XID enters as a kernel event).
   const samplerRef: { current?: Sampler } = {};
   if (simulated) {
+    const createSimApi = await loadSimApi();
     const start = clock.now();
     const node = buildNode(config.node, config.sim.kind as SimKind, config.sim.seed);
     board = new FaultBoard(node, start);

@@ -198,7 +198,7 @@ async function main(): Promise<void> {
         `--events-kmsg-path=${kmsg}`,
         '--no-events-device-nodes',
         '--no-inventory-enabled',
-        '--log-level=warn',
+        '--log-level=info', // the 'listening' line carries the port
       ],
       env: { NODE_OPTIONS: shippedNodeOptions() },
     });

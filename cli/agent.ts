@@ -34,7 +34,9 @@ export const agent: Subcommand = async (args: string[], io: CliIO): Promise<numb
   const log = createLogger({ level: config.logLevel, component: 'agent' });
   let built;
   try {
-    built = await createNodeAgent({ config, clock: systemClock, log, registry: createRegistry('agent') });
+    // Event-loop lag sampled 10 times a second, not 100: the agent's CPU budget is 2% of a core.
+    const registry = createRegistry('agent', { eventLoopLagResolutionMs: 100 });
+    built = await createNodeAgent({ config, clock: systemClock, log, registry });
   } catch (error) {
     io.stderr(`npu-fault agent: ${describeError(error).split('\n')[0]}\n`);
     return EXIT_DATA;

@@ -5,12 +5,10 @@
  * every setting with its variable and default. Configuration errors print one
  * `npu-fault <cmd>: <where>: <field>: <message>` line each and exit 2.
  */
-import * as k8s from '@kubernetes/client-node';
 import type { z } from 'zod';
 import {
   ConfigError,
   describeConfig,
-  describeError,
   loadConfig,
   onTerminationSignals,
   runAll,
@@ -20,7 +18,7 @@ import {
   type Runnable,
 } from '../platform/index.js';
 import { isExit, settleCommandLine, type CommandSpec, type OptionSpec } from './args.js';
-import { EXIT_DATA, EXIT_USAGE, type CliIO } from './io.js';
+import { EXIT_USAGE, type CliIO } from './io.js';
 
 /** A component's command line, from its config schema. */
 export function componentSpec(
@@ -75,26 +73,6 @@ export function loadComponentConfig<S extends z.ZodType>(
     if (!(error instanceof ConfigError)) throw error;
     for (const line of error.lines) io.stderr(`npu-fault ${spec.name}: ${line}\n`);
     return { exit: EXIT_USAGE };
-  }
-}
-
-/**
- * The component's KubeConfig: `path` when given, else the in-cluster configuration, else
- * $KUBECONFIG or ~/.kube/config; or one `npu-fault <cmd>: kubeconfig: …` line and exit 1.
- */
-export function loadKubeConfig(
-  command: string,
-  path: string | undefined,
-  io: CliIO,
-): k8s.KubeConfig | { exit: number } {
-  const kubeConfig = new k8s.KubeConfig();
-  try {
-    if (path !== undefined) kubeConfig.loadFromFile(path);
-    else kubeConfig.loadFromDefault();
-    return kubeConfig;
-  } catch (error) {
-    io.stderr(`npu-fault ${command}: kubeconfig: ${describeError(error).split('\n')[0]}\n`);
-    return { exit: EXIT_DATA };
   }
 }
 

@@ -16,7 +16,8 @@ import {
 } from '../controller/index.js';
 import { createLogger, createRegistry, describeError, systemClock } from '../platform/index.js';
 import { isExit } from './args.js';
-import { componentSpec, loadComponentConfig, loadKubeConfig, runUntilSignalled } from './component.js';
+import { componentSpec, loadComponentConfig, runUntilSignalled } from './component.js';
+import { loadKubeConfig } from './kube.js';
 import { EXIT_DATA, type CliIO, type Subcommand } from './io.js';
 
 /** The controller's command line (built from its config schema). */

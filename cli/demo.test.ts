@@ -93,13 +93,13 @@ describe('npu-fault demo', () => {
   });
 
   it('prints no colour and never waits when stdout is not a terminal', async () => {
-    const { out, sleeps } = await runDemo([]);
+    const { out, sleeps } = await runDemo(['--engine-only']);
     expect(out).not.toContain('\x1b[');
     expect(sleeps).toEqual([]);
   });
 
   it('on a terminal, waits once per simulated second through the injected sleep, in colour', async () => {
-    const { code, out, sleeps } = await runDemo([], { isTTY: true });
+    const { code, out, sleeps } = await runDemo(['--engine-only'], { isTTY: true });
     expect(code).toBe(0);
     expect(sleeps).toHaveLength(301);
     expect(new Set(sleeps)).toEqual(new Set([1000 / 12]));
@@ -142,6 +142,6 @@ describe('npu-fault demo', () => {
   it('prints its usage with --help', async () => {
     const { code, out } = await runDemo(['--help']);
     expect(code).toBe(0);
-    expect(out).toContain('Usage: npu-fault demo [--fast]');
+    expect(out).toContain('Usage: npu-fault demo [--pipeline]');
   });
 });

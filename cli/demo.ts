@@ -1,5 +1,6 @@
 /**
- * `npu-fault demo [--fast] [--speed <x>] [--seed <n>]`: plays the simulator's scripted
+ * `npu-fault demo` runs the real pipeline (cli/demo/pipeline.ts); `npu-fault demo --engine-only
+ * [--fast] [--speed <x>] [--seed <n>]` (this file) plays the simulator's scripted
  * scenario (core/sim/scenario.ts: a mixed 16-node fleet, five minutes of faults) through
  * the real detection engine and prints each change of published status as it happens,
  * time-compressed, then the published document as a per-node table and a check of every
@@ -23,10 +24,12 @@ import {
 } from '../core/sim/index.js';
 import {
   booleanOption,
+  excerpt,
   isExit,
   numberOption,
   settleCommandLine,
   stringOption,
+  UsageError,
   type ParsedArgs,
 } from './args.js';
 import { EXIT_DATA, type CliIO, type Subcommand } from './io.js';
@@ -41,6 +44,7 @@ export interface DemoDeps {
 }
 
 interface DemoArgs {
+  pipeline: false;
   fast: boolean;
   speed: number;
   seed: number | string;
@@ -50,9 +54,38 @@ const DEFAULT_SPEED = 12;
 const NODE_WIDTH = 17;
 const DEVICE_WIDTH = 11;
 
-function toDemoArgs(args: ParsedArgs): DemoArgs {
+/** `--pipeline` and its options. */
+interface PipelineArgs {
+  pipeline: true;
+  existingCluster: boolean;
+  scenario: 'full' | 'short';
+}
+
+function toDemoArgs(args: ParsedArgs): DemoArgs | PipelineArgs {
+  // The real pipeline is the default; --engine-only, or an option only it has, picks the
+  // in-process engine demo.
+  const engineFlag = ['fast', 'speed', 'seed'].find((name) => args.values[name] !== undefined);
+  const pipelineFlag = ['existing-cluster', 'scenario'].find((name) => args.values[name] !== undefined);
+  const engineOnly = booleanOption(args, 'engine-only') || engineFlag !== undefined;
+  if (booleanOption(args, 'pipeline') && engineOnly)
+    throw new UsageError(
+      `--pipeline and ${engineFlag ? `--${engineFlag}` : '--engine-only'} exclude each other (--${engineFlag ?? 'engine-only'} is for the engine-only demo)`,
+    );
+  if (engineOnly && pipelineFlag)
+    throw new UsageError(`--${pipelineFlag} is for the pipeline demo, not --engine-only`);
+  const scenario = stringOption(args, 'scenario');
+  if (!engineOnly) {
+    if (scenario !== undefined && scenario !== 'full' && scenario !== 'short')
+      throw new UsageError(`--scenario must be full or short, not '${excerpt(scenario)}'`);
+    return {
+      pipeline: true,
+      existingCluster: booleanOption(args, 'existing-cluster'),
+      scenario: scenario === 'short' ? 'short' : 'full',
+    };
+  }
   const seed = stringOption(args, 'seed') ?? '7';
   return {
+    pipeline: false,
     fast: booleanOption(args, 'fast'),
     speed: numberOption(args, 'speed', { above: 0 }) ?? DEFAULT_SPEED,
     seed: /^\d+$/.test(seed) ? Number(seed) : seed,
@@ -241,6 +274,14 @@ export function createDemo(deps: DemoDeps = {}): Subcommand {
     const parsed = settleCommandLine(DEMO, args, io, toDemoArgs);
     if (isExit(parsed)) return parsed.exit;
     const env = deps.env ?? process.env;
+    if (parsed.pipeline) {
+      // Loaded only when asked for: it pulls in the Kubernetes client and the control plane.
+      const { runPipelineDemo } = await import('./demo/pipeline.js');
+      return await runPipelineDemo(
+        { existingCluster: parsed.existingCluster, scenario: parsed.scenario, env },
+        io,
+      );
+    }
     const paint = painter(io.isTTY && !env.NO_COLOR);
     const paced = io.isTTY && !parsed.fast;
     const scenario = demoScenario({ seed: parsed.seed });

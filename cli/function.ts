@@ -8,7 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createIngestFunction, functionConfigSchema } from '../functions/index.js';
 import { createLogger, createRegistry, describeError, systemClock } from '../platform/index.js';
 import { isExit } from './args.js';
-import { componentSpec, loadComponentConfig, loadKubeConfig, runUntilSignalled } from './component.js';
+import { componentSpec, loadComponentConfig, runUntilSignalled } from './component.js';
+import { loadKubeConfig } from './kube.js';
 import { EXIT_USAGE, type CliIO, type Subcommand } from './io.js';
 
 /** The namespace of the pod's ServiceAccount, when running in one. */

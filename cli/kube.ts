@@ -1,15 +1,35 @@
 /**
- * What the operator commands (`clear`, `remediation`) share to talk to a cluster the way
- * kubectl does: `--kubeconfig` / `--context` flags, a KubeConfig loaded from them (else
- * $KUBECONFIG, ~/.kube/config, or the in-cluster configuration; cli/component.ts), and one
+ * What the commands that talk to a cluster share: `--kubeconfig` / `--context` flags, a
+ * KubeConfig loaded from them (else $KUBECONFIG, ~/.kube/config, or the in-cluster
+ * configuration; the controller and the function load theirs here too, so that the agent,
+ * which never talks to the API, does not load client-node at all), and one
  * line for any failed API call that says what was attempted and why it failed: a 403 names
  * the verb and resource the caller's role lacks.
  */
-import type * as k8s from '@kubernetes/client-node';
+import * as k8s from '@kubernetes/client-node';
 import { describeError, K8sApiError } from '../platform/index.js';
 import { isExit, stringOption, type OptionSpec, type ParsedArgs } from './args.js';
-import { loadKubeConfig } from './component.js';
 import { EXIT_DATA, type CliIO } from './io.js';
+
+/**
+ * The component's KubeConfig: `path` when given, else the in-cluster configuration, else
+ * $KUBECONFIG or ~/.kube/config; or one `npu-fault <cmd>: kubeconfig: …` line and exit 1.
+ */
+export function loadKubeConfig(
+  command: string,
+  path: string | undefined,
+  io: CliIO,
+): k8s.KubeConfig | { exit: number } {
+  const kubeConfig = new k8s.KubeConfig();
+  try {
+    if (path !== undefined) kubeConfig.loadFromFile(path);
+    else kubeConfig.loadFromDefault();
+    return kubeConfig;
+  } catch (error) {
+    io.stderr(`npu-fault ${command}: kubeconfig: ${describeError(error).split('\n')[0]}\n`);
+    return { exit: EXIT_DATA };
+  }
+}
 
 /** The flags every cluster-facing operator command takes. */
 export const KUBE_OPTIONS: Readonly<Record<string, OptionSpec>> = {

@@ -19,7 +19,14 @@ export type { StatusFollower, Transport, TransportSink, FollowerSettings } from 
 export { createFollower } from './follower.js';
 export { drainOnFailure, type DrainHandle, type DrainOptions } from './drain.js';
 export { FILE_DEFAULTS, fileTransport, type FileTransportOptions } from './file-transport.js';
-export { SSE_DEFAULTS, sseTransport, agentUrl, type SseTransportOptions } from './sse-transport.js';
+export {
+  SSE_DEFAULTS,
+  agentUrl,
+  createSseParser,
+  sseTransport,
+  type SseMessage,
+  type SseTransportOptions,
+} from './sse-transport.js';
 export {
   WATCH_DEFAULTS,
   watchTransport,

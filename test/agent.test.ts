@@ -26,6 +26,7 @@ import {
 } from './setup/controller-process.js';
 import { createAgentIdentity } from './setup/agent-identity.js';
 import { createTestNamespace, watchUntil, type TestNamespace } from './setup/cluster.js';
+import { createSseParser } from '../consumer/index.js';
 
 const LEASE = [
   '--lease-duration-seconds=4',
@@ -45,27 +46,19 @@ function followStream(url: string): {
   void (async () => {
     const response = await fetch(url, { headers: { accept: 'text/event-stream' }, signal: abort.signal });
     const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = block
-          .split('\n')
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(5).trimStart())
-          .join('\n');
-        if (data === '') continue;
-        const event = JSON.parse(data) as unknown;
-        events.push(event);
-        for (const w of [...waiters]) {
-          if (w.predicate(event)) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.resolve(event);
-          }
+    const parse = createSseParser(({ data }) => {
+      if (data === undefined || data === '') return;
+      const event = JSON.parse(data) as unknown;
+      events.push(event);
+      for (const w of [...waiters]) {
+        if (w.predicate(event)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(event);
         }
       }
+    });
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      parse(decoder.decode(chunk, { stream: true }));
     }
   })().catch(() => undefined);
   return {

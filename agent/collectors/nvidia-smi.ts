@@ -117,6 +117,16 @@ export function readNvidiaQuery(
   fields: readonly string[],
   known: ReadonlyMap<string, KnownGpu> = new Map(),
 ): Payload & { family: 'nvidia' } {
+  // The usual case, once a second: rows only, nothing on stderr. One parse of the whole
+  // output (which refuses any tool-error line) gives the same payload as the line-by-line
+  // reading below, which parses every line once more on its own.
+  if (stderr.trim() === '') {
+    const whole = tryParse(stdout, fields);
+    if (whole !== null) {
+      whole.gpus.sort((a, b) => a.index - b.index);
+      return parseWith(payloadSchema, whole, 'payload') as Payload & { family: 'nvidia' };
+    }
+  }
   const entries: Entry[] = [];
   const lines = [
     ...splitLines(stdout).map((text) => ({ text, stderr: false })),
@@ -141,6 +151,15 @@ export function readNvidiaQuery(
   const gpus = parsed.gpus;
   addLostGpus(gpus, entries, known);
   return parseWith(payloadSchema, { ...parsed, gpus }, 'payload') as Payload & { family: 'nvidia' };
+}
+
+/** The payload of an output of rows only; null when any line is not a row (the careful path decides). */
+function tryParse(stdout: string, fields: readonly string[]): { family: 'nvidia'; gpus: Gpu[] } | null {
+  try {
+    return parseNvidiaCsv(stdout, fields, { allowMissingGpus: true }).payload;
+  } catch {
+    return null;
+  }
 }
 
 /** A GPU off the bus: every metric unknown. */

@@ -26,7 +26,6 @@
  *   then whatever is queued is sent once more (one request, no retry); what is still left is
  *   dropped (`reason="shutdown"`). Stopping thus takes at most twice timeoutMs.
  */
-import { Agent, fetch as undiciFetch } from 'undici';
 import {
   SNAPSHOTS_PATH,
   ingestErrorSchema,
@@ -49,6 +48,7 @@ import {
   type PushResult,
   type SnapshotOutcome,
 } from './metrics.js';
+import { createHttpPost, type HttpPost } from './http-post.js';
 import { SnapshotQueue, type DroppedSnapshot, type QueuedSnapshot } from './queue.js';
 import { backoffDelay, parseRetryAfter, retryAfterDelay, type BackoffOptions } from './retry.js';
 
@@ -117,7 +117,7 @@ export interface SenderDeps {
   clock: Clock;
   log: Logger;
   registry: Registry;
-  /** How requests are made (default undici's fetch on a keep-alive Agent). */
+  /** How requests are made (default node:http on keep-alive connections, http-post.ts). */
   fetch?: typeof fetch;
   /** Uniform in [0, 1), for the jitter (default Math.random). */
   random?: () => number;
@@ -138,7 +138,7 @@ export function createSender(options: SenderOptions, deps: SenderDeps): Sender {
   return new HttpSender(options, deps);
 }
 
-/** The minimal fetch the sender needs (global fetch and undici's both fit). */
+/** The minimal fetch the sender needs (global fetch, undici's and http-post.ts's all fit). */
 type Fetch = (
   url: string,
   init: {
@@ -178,7 +178,7 @@ class HttpSender implements Sender {
   readonly #queue: SnapshotQueue;
   readonly #random: () => number;
   #fetch: Fetch | undefined;
-  #agent: Agent | undefined;
+  #poster: HttpPost | undefined;
   #started = false;
   #wake: (() => void) | undefined;
   /** Most snapshots per request now: halved by a 413, restored once the queue is empty. */
@@ -245,7 +245,7 @@ class HttpSender implements Sender {
       }
       await this.#flush();
     } finally {
-      await this.#agent?.close().catch(() => undefined);
+      this.#poster?.close();
     }
   }
 
@@ -464,12 +464,12 @@ class HttpSender implements Sender {
     return outcome;
   }
 
-  /** The fetch in use: the injected one, else undici's on a keep-alive Agent made on first use. */
+  /** The fetch in use: the injected one, else node:http on keep-alive connections made on first use. */
   #fetcher(): Fetch {
     if (!this.#fetch) {
-      const agent = new Agent({ connections: 2, pipelining: 1 });
-      this.#agent = agent;
-      this.#fetch = (url, init) => undiciFetch(url, { ...init, dispatcher: agent });
+      const poster = createHttpPost();
+      this.#poster = poster;
+      this.#fetch = poster;
     }
     return this.#fetch;
   }

@@ -10,10 +10,8 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { SimNode } from '../../core/sim/index.js';
 import { HttpError, httpFailureOf, sendHttpFailure, type Clock, type Logger } from '../../platform/index.js';
 import type { KernelEventLike } from '../sampler/index.js';
-import { simFaultRequestSchema, SimFaultError, type FaultBoard } from './faults.js';
+import { SIM_FAULTS_PATH, simFaultRequestSchema, SimFaultError, type FaultBoard } from './faults.js';
 
-/** The API's path. */
-export const SIM_FAULTS_PATH = '/v1/sim/faults';
 const MAX_BODY_BYTES = 16 * 1024;
 
 /** What the API acts on. */

@@ -16,7 +16,8 @@ describe('FaultBoard', () => {
     expect(board.timeline()).toEqual([
       { kind: 'heat', device: 'npu3', node: 'atlas-1', from: 2, celsius: 95 },
       { kind: 'link-down', device: 'npu5', node: 'atlas-1', from: 10, to: 14, power: 'lost' },
-      { kind: 'ecc-uncorrectable', device: 'npu1', node: 'atlas-1', from: 3, count: 1 },
+      // One-shot: the second after the injection (the live node may have sampled second 3).
+      { kind: 'ecc-uncorrectable', device: 'npu1', node: 'atlas-1', from: 4, count: 1 },
     ]);
   });
 

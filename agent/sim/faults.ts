@@ -7,6 +7,9 @@
 import { z } from 'zod';
 import type { Fault, SimNode } from '../../core/sim/index.js';
 
+/** The fault-injection API's path (api.ts; here so naming it does not load express). */
+export const SIM_FAULTS_PATH = '/v1/sim/faults';
+
 /** Faults the API takes. */
 export const SIM_FAULT_KINDS = [
   'hot',
@@ -158,12 +161,14 @@ export class FaultBoard {
           out.push({ kind: 'ecc-storm', device, ...window });
           break;
         case 'uncorrectable':
-          // The counter steps up once and stays up: the fault's window is its first second.
+          // The counter steps up once and stays up, in one second of the timeline: the second
+          // after the injection, since the live node may already have sampled the current one
+          // (it resumes from the next), and a step in a sampled second would never be seen.
           out.push({
             kind: 'ecc-uncorrectable',
             device,
             node: window.node,
-            from: window.from,
+            from: window.from + 1,
             count: f.count ?? 1,
           });
           break;

@@ -8,9 +8,7 @@
  * and the manifest lacks fails the test with a 403.
  */
 import * as k8s from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { manifestRbacObjects } from '../../hack/manifest-rbac.js';
 import type { TestNamespace } from './cluster.js';
 
 /** The ServiceAccount the controller runs as (k8s/controller/serviceaccount.yaml). */
@@ -34,30 +32,8 @@ export function functionRbacObjects(namespace: string): k8s.KubernetesObject[] {
   return rbacObjects(['functions/base/rbac.yaml'], namespace);
 }
 
-/** RBAC objects of manifests under k8s/, rewritten for `namespace` (see the file comment). */
-function rbacObjects(files: readonly string[], namespace: string): k8s.KubernetesObject[] {
-  const objects: k8s.KubernetesObject[] = [];
-  for (const file of files) {
-    const text = readFileSync(fileURLToPath(new URL(`../../k8s/${file}`, import.meta.url)), 'utf8');
-    for (const document of parseAllDocuments(text)) {
-      const object = document.toJS() as k8s.KubernetesObject & {
-        roleRef?: { kind: string; name: string };
-        subjects?: { kind: string; name: string; namespace?: string }[];
-      };
-      const clusterScoped = object.kind?.startsWith('Cluster') ?? false;
-      const metadata = { ...object.metadata };
-      if (clusterScoped) metadata.name = `${metadata.name}-${namespace}`;
-      else metadata.namespace = namespace;
-      object.metadata = metadata;
-      if (object.roleRef?.kind === 'ClusterRole') object.roleRef.name = `${object.roleRef.name}-${namespace}`;
-      for (const subject of object.subjects ?? []) {
-        if (subject.kind === 'ServiceAccount') subject.namespace = namespace;
-      }
-      objects.push(object);
-    }
-  }
-  return objects;
-}
+/** RBAC objects of manifests under k8s/, rewritten for `namespace` (hack/manifest-rbac.ts). */
+const rbacObjects = manifestRbacObjects;
 
 /** The controller's identity in a test namespace, under its shipped RBAC. */
 export interface ControllerAccess {

@@ -1,0 +1,120 @@
+/**
+ * The sender's default way to POST: node:http(s) on a keep-alive agent, shaped as the
+ * minimal fetch the sender calls. One small request a second needs no more; undici (or the
+ * global fetch, undici inside) cost the agent ~10 MiB of RSS to load and more garbage and
+ * CPU per request (a Response, Headers, a web stream, a resource-timing entry each).
+ *
+ * As with fetch and `redirect: 'error'`, a redirect is a failure (thrown), not followed.
+ * The signal aborts the request and the reading of its answer.
+ */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+
+/** What one POST is given (a subset of fetch's RequestInit). */
+export interface HttpPostInit {
+  method: 'POST';
+  headers: Record<string, string>;
+  body: string;
+  signal: AbortSignal;
+  redirect: 'error';
+}
+
+/** The answer (a subset of fetch's Response). */
+export interface HttpPostResponse {
+  status: number;
+  headers: { get(name: string): string | null };
+  text(): Promise<string>;
+}
+
+/** POSTs on keep-alive connections; `close()` ends them. */
+export interface HttpPost {
+  (url: string, init: HttpPostInit): Promise<HttpPostResponse>;
+  close(): void;
+}
+
+/** Most connections per origin (one request at a time is sent; one more while a socket closes). */
+const MAX_SOCKETS = 2;
+
+/** Builds the poster; https is loaded the first time an https URL is posted to. */
+export function createHttpPost(): HttpPost {
+  const http = new HttpAgent({ keepAlive: true, maxSockets: MAX_SOCKETS });
+  let https: Promise<{ agent: HttpAgent; request: typeof httpRequest }> | undefined;
+  const transport = (
+    protocol: string,
+  ):
+    | { agent: HttpAgent; request: typeof httpRequest }
+    | Promise<{ agent: HttpAgent; request: typeof httpRequest }> => {
+    if (protocol !== 'https:') return { agent: http, request: httpRequest };
+    https ??= import('node:https').then((m) => ({
+      agent: new m.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
+      request: m.request,
+    }));
+    return https;
+  };
+  const post = async (url: string, init: HttpPostInit): Promise<HttpPostResponse> => {
+    const target = new URL(url);
+    const { agent, request } = await transport(target.protocol);
+    init.signal.throwIfAborted();
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(
+        target,
+        {
+          method: init.method,
+          agent,
+          headers: { ...init.headers, 'content-length': String(Buffer.byteLength(init.body)) },
+          signal: init.signal,
+        },
+        resolve,
+      );
+      req.once('error', reject);
+      req.end(init.body);
+    });
+    const status = response.statusCode ?? 0;
+    if (status >= 300 && status < 400 && response.headers.location !== undefined) {
+      response.destroy();
+      throw new Error(`redirected (${status}) to ${response.headers.location}; redirects are not followed`);
+    }
+    return {
+      status,
+      headers: { get: (name) => headerValue(response.headers[name.toLowerCase()]) },
+      text: () => readBody(response, init.signal),
+    };
+  };
+  return Object.assign(post, {
+    close: (): void => {
+      http.destroy();
+      void https?.then((t) => t.agent.destroy());
+    },
+  });
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The answer's body as text; rejects when the connection ends early or the signal aborts. */
+function readBody(response: IncomingMessage, signal: AbortSignal): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const onAbort = (): void => {
+      response.destroy();
+      reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.once('end', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    response.once('close', () => {
+      signal.removeEventListener('abort', onAbort);
+      // After 'end' this settles nothing; before it, the answer was cut short.
+      reject(new Error('the connection closed before the answer was complete'));
+    });
+    response.once('error', (error) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+  });
+}

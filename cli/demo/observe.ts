@@ -1,0 +1,104 @@
+/**
+ * What the demo's consumers see: an API watch on the status ConfigMap (every version, with
+ * the time it arrived) and each agent's node-local Server-Sent Events stream. Both call
+ * `onChange` so the scenario waits on what was seen, never on a timer.
+ */
+import * as k8s from '@kubernetes/client-node';
+import {
+  FAULT_DATA_KEY,
+  STATUS_CONFIGMAP_NAME,
+  type PublishedDocument,
+  type PublishedNode,
+} from '../../contracts/index.js';
+import { createSseParser } from '../../consumer/index.js';
+
+/** One version of the ConfigMap as the watcher received it. */
+export interface SeenDocument {
+  /** Epoch ms the watch event arrived. */
+  at: number;
+  document: PublishedDocument;
+}
+
+/** One SSE `fault` event of a node's stream. */
+export interface SeenEntry {
+  at: number;
+  node: string;
+  /** The node's published entry; null while every device is healthy. */
+  entry: PublishedNode | null;
+  leader: string | null;
+}
+
+/** Watches the status ConfigMap in `namespace` until `stop`. */
+export function watchStatus(
+  kc: k8s.KubeConfig,
+  namespace: string,
+  onDocument: (seen: SeenDocument) => void,
+): { stop(): void } {
+  let abort: AbortController | undefined;
+  let resume: string | undefined;
+  let stopped = false;
+  const start = (): void => {
+    if (stopped) return;
+    const query: Record<string, string> = { fieldSelector: `metadata.name=${STATUS_CONFIGMAP_NAME}` };
+    if (resume) query.resourceVersion = resume;
+    new k8s.Watch(kc)
+      .watch(
+        `/api/v1/namespaces/${namespace}/configmaps`,
+        query,
+        (type: string, object: k8s.V1ConfigMap) => {
+          resume = object.metadata?.resourceVersion ?? resume;
+          const text = object.data?.[FAULT_DATA_KEY];
+          if (type === 'DELETED' || text === undefined) return;
+          onDocument({ at: Date.now(), document: JSON.parse(text) as PublishedDocument });
+        },
+        () => {
+          // A watch the server or client closed resumes from the last version seen.
+          if (!stopped) setTimeout(start, 200).unref();
+        },
+      )
+      .then(
+        (controller) => {
+          abort = controller;
+          if (stopped) controller.abort();
+        },
+        () => setTimeout(start, 500).unref(),
+      );
+  };
+  start();
+  return {
+    stop() {
+      stopped = true;
+      abort?.abort();
+    },
+  };
+}
+
+/** Follows `url` (an agent's /v1/fault/stream), reconnecting until `stop`. */
+export function followFaultStream(
+  node: string,
+  url: string,
+  onEntry: (seen: SeenEntry) => void,
+): { stop(): void } {
+  const abort = new AbortController();
+  const read = async (): Promise<void> => {
+    const response = await fetch(url, { headers: { accept: 'text/event-stream' }, signal: abort.signal });
+    if (!response.body) return;
+    const decoder = new TextDecoder();
+    const parse = createSseParser(({ data }) => {
+      if (data === undefined || data === '') return;
+      const event = JSON.parse(data) as { entry?: PublishedNode | null; leader?: string | null };
+      onEntry({ at: Date.now(), node, entry: event.entry ?? null, leader: event.leader ?? null });
+    });
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      parse(decoder.decode(chunk, { stream: true }));
+    }
+  };
+  const loop = async (): Promise<void> => {
+    while (!abort.signal.aborted) {
+      await read().catch(() => undefined);
+      if (!abort.signal.aborted) await new Promise((resolve) => setTimeout(resolve, 500).unref());
+    }
+  };
+  void loop();
+  return { stop: () => abort.abort() };
+}

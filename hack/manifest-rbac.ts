@@ -1,0 +1,36 @@
+/**
+ * RBAC objects of the shipped manifests under k8s/, rewritten for another namespace:
+ * `ai-infra` becomes `namespace`, and the cluster-scoped objects (ClusterRole,
+ * ClusterRoleBinding) get the namespace appended to their names so that several namespaces
+ * (test files, demo runs) do not share them. Nothing else changes: a rule the code needs and
+ * the manifest lacks fails with a 403. Shared by test/setup/ and the pipeline demo.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+
+/** The objects of `files` (paths under k8s/), rewritten for `namespace`. */
+export function manifestRbacObjects(files: readonly string[], namespace: string): k8s.KubernetesObject[] {
+  const objects: k8s.KubernetesObject[] = [];
+  for (const file of files) {
+    const text = readFileSync(fileURLToPath(new URL(`../k8s/${file}`, import.meta.url)), 'utf8');
+    for (const document of parseAllDocuments(text)) {
+      const object = document.toJS() as k8s.KubernetesObject & {
+        roleRef?: { kind: string; name: string };
+        subjects?: { kind: string; name: string; namespace?: string }[];
+      };
+      const clusterScoped = object.kind?.startsWith('Cluster') ?? false;
+      const metadata = { ...object.metadata };
+      if (clusterScoped) metadata.name = `${metadata.name}-${namespace}`;
+      else metadata.namespace = namespace;
+      object.metadata = metadata;
+      if (object.roleRef?.kind === 'ClusterRole') object.roleRef.name = `${object.roleRef.name}-${namespace}`;
+      for (const subject of object.subjects ?? []) {
+        if (subject.kind === 'ServiceAccount') subject.namespace = namespace;
+      }
+      objects.push(object);
+    }
+  }
+  return objects;
+}
