@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { controllerAccess, type ControllerAccess } from './setup/controller-rbac.js';
+import { controllerAccess, type ControllerAccess, functionCallerToken } from './setup/controller-rbac.js';
 import { TEST_LEASE, startTestReplica, type ControllerProcess } from './setup/controller-process.js';
 import { createTestNamespace, watchUntil, type TestNamespace } from './setup/cluster.js';
 import { Fleet, Poster, StatusFollower, statusIn } from './setup/fleet.js';
@@ -89,16 +89,7 @@ describe('the controller on the real control plane, under its shipped RBAC', () 
     ns = await createTestNamespace('controller');
     access = await controllerAccess(ns);
     core = ns.admin.makeApiClient(k8s.CoreV1Api);
-    await core.createNamespacedServiceAccount({
-      namespace: ns.name,
-      body: { metadata: { name: 'npu-fault-function' } },
-    });
-    const minted = await core.createNamespacedServiceAccountToken({
-      name: 'npu-fault-function',
-      namespace: ns.name,
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
-    functionToken = minted.status?.token ?? '';
+    functionToken = await functionCallerToken(ns);
     nodeNames = ['a', 'b', 'c'].map((x) => `${ns.name}-${x}`);
     const ready = [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'test node' }];
     for (const name of nodeNames) {

@@ -11,7 +11,12 @@ import { main } from '../cli/main.js';
 import { memoryIO } from '../cli/testing.js';
 import { createTestNamespace, type TestNamespace } from './setup/cluster.js';
 import { startTestReplica, writeKubeConfig, type ControllerProcess } from './setup/controller-process.js';
-import { controllerAccess, operatorAccess, type ControllerAccess } from './setup/controller-rbac.js';
+import {
+  controllerAccess,
+  operatorAccess,
+  type ControllerAccess,
+  functionCallerToken,
+} from './setup/controller-rbac.js';
 import { Fleet, Poster, StatusFollower, statusIn } from './setup/fleet.js';
 
 describe('npu-fault explain against a controller on the real control plane', () => {
@@ -38,15 +43,7 @@ describe('npu-fault explain against a controller on the real control plane', () 
     controller = await controllerAccess(ns);
     operator = await operatorAccess(ns);
     core = ns.admin.makeApiClient(k8s.CoreV1Api);
-    await core.createNamespacedServiceAccount({
-      namespace: ns.name,
-      body: { metadata: { name: 'npu-fault-function' } },
-    });
-    const minted = await core.createNamespacedServiceAccountToken({
-      name: 'npu-fault-function',
-      namespace: ns.name,
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
+    const functionToken = await functionCallerToken(ns);
     node = `${ns.name}-hot`;
     await core.createNode({
       body: {
@@ -72,7 +69,7 @@ describe('npu-fault explain against a controller on the real control plane', () 
     follower.start();
     const fleet = new Fleet([node], 'boot-1');
     fleet.faults.set(`${node}/npu1`, { temp: 97 });
-    poster = new Poster(fleet, minted.status?.token ?? '', () => [{ identity: 'replica-1', url }]);
+    poster = new Poster(fleet, functionToken, () => [{ identity: 'replica-1', url }]);
     poster.start();
     // Three hot samples of five make the high-temp signal active (the device is still healthy).
     await follower.waitFor(

@@ -29,7 +29,7 @@ import {
 } from '../functions/forwarder/index.js';
 import { Registry, createLogger, systemClock } from '../platform/index.js';
 import { createKubeListWatchClient } from '../platform/k8s/index.js';
-import { controllerAccess, type ControllerAccess } from './setup/controller-rbac.js';
+import { controllerAccess, type ControllerAccess, functionCallerToken } from './setup/controller-rbac.js';
 import {
   startControllerProcess,
   writeKubeConfig,
@@ -111,16 +111,7 @@ describe('the forwarder with two real controller replicas', () => {
     ns = await createTestNamespace('forwarder');
     access = await controllerAccess(ns);
     core = ns.admin.makeApiClient(k8s.CoreV1Api);
-    await core.createNamespacedServiceAccount({
-      namespace: ns.name,
-      body: { metadata: { name: FUNCTION_ACCOUNT } },
-    });
-    const minted = await core.createNamespacedServiceAccountToken({
-      name: FUNCTION_ACCOUNT,
-      namespace: ns.name,
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
-    functionToken = minted.status?.token ?? '';
+    functionToken = await functionCallerToken(ns);
     nodeName = `${ns.name}-n1`;
     await core.createNode({
       body: {

@@ -32,7 +32,7 @@ import {
   type RemediationConfigInput,
 } from '../controller/remediation/index.js';
 import { createTestNamespace, watchUntil, type TestNamespace, kwokAvailable } from './setup/cluster.js';
-import { controllerAccess, type ControllerAccess } from './setup/controller-rbac.js';
+import { controllerAccess, type ControllerAccess, functionCallerToken } from './setup/controller-rbac.js';
 import { startTestReplica, type ControllerProcess } from './setup/controller-process.js';
 import { Fleet, Poster, StatusFollower, statusIn } from './setup/fleet.js';
 
@@ -209,15 +209,7 @@ suite('self-healing on the real control plane', () => {
     core = ns.admin.makeApiClient(k8s.CoreV1Api);
     apps = ns.admin.makeApiClient(k8s.AppsV1Api);
     policy = ns.admin.makeApiClient(k8s.PolicyV1Api);
-    await core.createNamespacedServiceAccount({
-      namespace: ns.name,
-      body: { metadata: { name: 'npu-fault-function' } },
-    });
-    const minted = await core.createNamespacedServiceAccountToken({
-      name: 'npu-fault-function',
-      namespace: ns.name,
-      body: { spec: { audiences: [], expirationSeconds: 3600 } },
-    });
+    const functionToken = await functionCallerToken(ns);
     nodes = Array.from({ length: 10 }, (_, i) => `${ns.name}-r${i}`);
     for (const name of nodes) {
       await core.createNode({
@@ -243,7 +235,7 @@ suite('self-healing on the real control plane', () => {
     await startReplica('replica-1');
     await startReplica('replica-2');
     await leader();
-    poster = new Poster(fleet, minted.status?.token ?? '', () =>
+    poster = new Poster(fleet, functionToken, () =>
       live().map((r) => ({ identity: r.identity, url: urls.get(r.identity) ?? '' })),
     );
     poster.start();

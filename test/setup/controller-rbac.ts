@@ -103,3 +103,25 @@ export function operatorRbacObjects(namespace: string): k8s.KubernetesObject[] {
 export async function operatorAccess(ns: TestNamespace): Promise<ControllerAccess> {
   return access(ns, operatorRbacObjects(ns.name), OPERATOR_SERVICE_ACCOUNT);
 }
+
+/**
+ * A token of the ingest function's ServiceAccount in `ns` (created when missing), valid for an
+ * hour: what a test posts observations to a controller with, as the function does.
+ */
+export async function functionCallerToken(ns: TestNamespace): Promise<string> {
+  const core = ns.admin.makeApiClient(k8s.CoreV1Api);
+  try {
+    await core.createNamespacedServiceAccount({
+      namespace: ns.name,
+      body: { metadata: { name: FUNCTION_SERVICE_ACCOUNT } },
+    });
+  } catch (error) {
+    if ((error as { code?: number }).code !== 409) throw error;
+  }
+  const minted = await core.createNamespacedServiceAccountToken({
+    name: FUNCTION_SERVICE_ACCOUNT,
+    namespace: ns.name,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  return minted.status?.token ?? '';
+}
