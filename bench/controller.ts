@@ -14,6 +14,15 @@
  * CPU is marked saturated). The replicas run the compiled build (`npm run build`, as an image
  * runs it); `--tsx` runs the sources through tsx instead. Prints one JSON line. Not part of
  * the test suite.
+ *
+ * `--failover` (issue "End to end", the failover drill): both replicas record every accepted
+ * snapshot (`--record-observations`); halfway through the measured seconds the leader (the
+ * Lease holder) is SIGKILLed while the load goes on. Adds a `failover` object: the takeover time
+ * (kill → the first document the other identity publishes, as the watcher sees it), the
+ * watcher's latency for faults first collected in the 10 s after the kill against those before
+ * it, and the transition check (bench/failover.ts): the survivor's recording replayed through
+ * `npu-fault replay` against the transitions the watcher saw published over the whole run
+ * (lost and duplicated expected 0). The leader's figures are then the survivor's.
  */
 import * as k8s from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
@@ -28,6 +37,7 @@ import type { PublishedDocument, Snapshot } from '../contracts/index.js';
 import { npuSnapshot } from '../core/engine/testing.js';
 import { buildControlPlane, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
 import { controllerRbacObjects } from '../test/setup/controller-rbac.js';
+import { PublishedTransitions, compareTransitions, parseReplay } from './failover.js';
 import {
   startControllerProcess,
   writeKubeConfig,
@@ -40,7 +50,14 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 const BATCH = 50;
 
-function options(): { nodes: number; seconds: number; warmup: number; tsx: boolean; nodeOptions: string } {
+function options(): {
+  nodes: number;
+  seconds: number;
+  warmup: number;
+  tsx: boolean;
+  nodeOptions: string;
+  failover: boolean;
+} {
   const { values } = parseArgs({
     options: {
       nodes: { type: 'string' },
@@ -48,6 +65,7 @@ function options(): { nodes: number; seconds: number; warmup: number; tsx: boole
       warmup: { type: 'string' },
       tsx: { type: 'boolean' },
       'node-options': { type: 'string' },
+      failover: { type: 'boolean' },
     },
   });
   const nodes = Number(values.nodes ?? 1000);
@@ -61,6 +79,7 @@ function options(): { nodes: number; seconds: number; warmup: number; tsx: boole
     warmup,
     tsx: values.tsx === true,
     nodeOptions: values['node-options'] ?? shippedNodeOptions(),
+    failover: values.failover === true,
   };
 }
 
@@ -147,6 +166,7 @@ function percentile(values: number[], q: number): number {
 async function main(): Promise<void> {
   const opts = options();
   const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-plane-'));
+  const journalDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-journal-'));
   const replicas: ControllerProcess[] = [];
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -197,7 +217,10 @@ async function main(): Promise<void> {
       const replica = startControllerProcess({
         identity,
         kubeconfig,
-        args: [`--namespace=${NS}`],
+        args: [
+          `--namespace=${NS}`,
+          ...(opts.failover ? [`--record-observations=${join(journalDir, `${identity}.jsonl`)}`] : []),
+        ],
         ...(opts.tsx ? {} : { entry: join(ROOT, 'dist/cli/run.js') }),
         env: { NODE_OPTIONS: opts.nodeOptions },
       });
@@ -221,12 +244,15 @@ async function main(): Promise<void> {
         Array.from({ length: 8 }, (_, npu) => ({ npu })),
       ),
     );
-    const faults = new Map<
-      string,
-      { node: number; npu: number; firstCollected?: number; seen?: number; restoreAt: number }
-    >();
+    type Fault = { node: number; npu: number; firstCollected?: number; seen?: number; restoreAt: number };
+    const faults = new Map<string, Fault>();
+    // Every fault injected, kept after it is restored (the failover drill's latency windows).
+    const injectedFaults: Fault[] = [];
+    const published = new PublishedTransitions(names, 8);
+    const publishers: { identity: string; seenAt: number }[] = [];
     const latencies: number[] = [];
     let injectedCount = 0;
+    let failedPosts = 0;
     // Real agents are not synchronised: each batch goes out at its own offset within the
     // second (batch i at i × 1000 / batches ms), stamped when it is sent.
     const batches = Math.ceil(snapshots.length / BATCH);
@@ -254,7 +280,10 @@ async function main(): Promise<void> {
               headers: { authorization: `Bearer ${functionToken}`, 'content-type': 'application/json' },
               body,
               signal: AbortSignal.timeout(5000),
-            }).then((r) => r.arrayBuffer()),
+            })
+              .then((r) => r.arrayBuffer())
+              // Handled now: a killed replica refuses at once, before the batches are settled below.
+              .catch(() => void failedPosts++),
           );
         }
       }
@@ -283,7 +312,12 @@ async function main(): Promise<void> {
           bytes += Buffer.byteLength(json);
         }
         const doc = JSON.parse(json) as PublishedDocument;
-        for (const f of faults.values()) {
+        if (opts.failover) {
+          published.observe(doc, now);
+          publishers.push({ identity: doc.publisher.identity, seenAt: now });
+        }
+        // Restored faults too: one restored while no replica leads is first published after it.
+        for (const f of injectedFaults) {
           if (f.seen !== undefined || f.firstCollected === undefined) continue;
           const status = doc.nodes[names[f.node]!]?.npus.find((d) => d.id === `npu${f.npu}`)?.status;
           if (status === 'failed') {
@@ -300,20 +334,23 @@ async function main(): Promise<void> {
     let random = 12345;
     const next = (): number => (random = (random * 1103515245 + 12345) % 2147483648) / 2147483648;
     let before:
-      { cpu: number; machine: { idle: number; total: number }; at: number; text: string } | undefined;
+      { cpus: number[]; machine: { idle: number; total: number }; at: number; texts: string[] } | undefined;
+    let kill: { at: number; index: number; identity: string } | undefined;
     let peakRss = 0;
     let lagMax = 0;
     const leaderIndex = async (): Promise<number> => {
       for (let i = 0; i < metricsUrls.length; i++) {
+        if (i === kill?.index) continue;
         const text = await (await fetch(metricsUrls[i]!)).text();
         if (sample(text, 'npu_fault_controller_leader') === 1) return i;
       }
-      return 0;
+      // None leads (the failover gap): the survivor.
+      return kill ? 1 - kill.index : 0;
     };
     process.stderr.write(
       `[bench] posting ${opts.nodes} nodes/s to 2 replicas: ${opts.warmup} s warm-up, ${opts.seconds} s measured\n`,
     );
-    await new Promise<void>((resolve) => {
+    await new Promise<void>((resolve, reject) => {
       let second = 0;
       const tick = async (): Promise<void> => {
         const elapsed = Date.now() - started;
@@ -332,20 +369,33 @@ async function main(): Promise<void> {
           const key = `${node}/${npu}`;
           if (!faults.has(key)) {
             setLink(node, npu, true);
-            faults.set(key, { node, npu, restoreAt: now + 10_000 });
+            const fault = { node, npu, restoreAt: now + 10_000 };
+            faults.set(key, fault);
+            injectedFaults.push(fault);
             injectedCount++;
           }
         }
         if (!counting && elapsed >= opts.warmup * 1000) {
           counting = true;
-          const leader = await leaderIndex();
-          const text = await (await fetch(metricsUrls[leader]!)).text();
+          const texts = await Promise.all(metricsUrls.map(async (url) => (await fetch(url)).text()));
           before = {
-            cpu: sample(text, 'npu_fault_controller_process_cpu_seconds_total'),
+            cpus: texts.map((text) => sample(text, 'npu_fault_controller_process_cpu_seconds_total')),
             machine: machineCpu(),
             at: Date.now(),
-            text,
+            texts,
           };
+        }
+        if (opts.failover && !kill && elapsed >= (opts.warmup + opts.seconds / 2) * 1000) {
+          // The leader is the Lease holder: its latest leadership line says 'started leading'.
+          const index = replicas.findIndex(
+            (r) =>
+              r.logs.filter((l) => l.msg === 'started leading' || l.msg === 'stopped leading').at(-1)?.msg ===
+              'started leading',
+          );
+          if (index < 0) throw new Error('--failover: no replica leads at the kill');
+          kill = { at: Date.now(), index, identity: replicas[index]!.identity };
+          process.stderr.write(`[bench] SIGKILL the leader ${kill.identity}\n`);
+          await replicas[index]!.stop('SIGKILL');
         }
         if (counting) {
           const text = await (await fetch(metricsUrls[await leaderIndex()]!)).text();
@@ -353,19 +403,71 @@ async function main(): Promise<void> {
           lagMax = Math.max(lagMax, sample(text, 'npu_fault_controller_nodejs_eventloop_lag_p99_seconds'));
         }
         await post();
-        timer = setTimeout(() => void tick(), Math.max(0, started + second * 1000 - Date.now()));
+        timer = setTimeout(
+          () => void tick().catch(reject),
+          Math.max(0, started + second * 1000 - Date.now()),
+        );
       };
-      void tick();
+      void tick().catch(reject);
     });
     const leader = await leaderIndex();
     const text = await (await fetch(metricsUrls[leader]!)).text();
-    const followerText = await (await fetch(metricsUrls[1 - leader]!)).text();
+    const followerText = kill ? '' : await (await fetch(metricsUrls[1 - leader]!)).text();
+    const beforeText = before?.texts[leader] ?? '';
     const after = {
       cpu: sample(text, 'npu_fault_controller_process_cpu_seconds_total'),
       machine: machineCpu(),
       at: Date.now(),
     };
     abortWatch.abort();
+    const failoverReport = async (
+      killed: { at: number; identity: string },
+      survivor: string,
+    ): Promise<Record<string, unknown>> => {
+      const takeover = publishers.find((p) => p.seenAt >= killed.at && p.identity === survivor);
+      const lastByKilled = publishers.filter((p) => p.identity === killed.identity).at(-1);
+      const latency = (from: number, to: number): Record<string, number> => {
+        const inWindow = injectedFaults.filter(
+          (f) => f.firstCollected !== undefined && f.firstCollected >= from && f.firstCollected < to,
+        );
+        const ms = inWindow.flatMap((f) => (f.seen === undefined ? [] : [f.seen - f.firstCollected!]));
+        return {
+          faults: inWindow.length,
+          neverSeenFailed: inWindow.length - ms.length,
+          p50: percentile(ms, 0.5),
+          p95: percentile(ms, 0.95),
+          max: ms.length === 0 ? Number.NaN : Math.max(...ms),
+        };
+      };
+      const { stdout } = await run(
+        process.execPath,
+        [join(ROOT, 'bin/npu-fault.js'), 'replay', join(journalDir, `${survivor}.jsonl`)],
+        { maxBuffer: 256 * 1024 * 1024 },
+      );
+      const replayed = parseReplay(stdout);
+      const comparison = compareTransitions(published.steps, replayed, {
+        publishIntervalMs: 1000,
+        gap: { from: lastByKilled?.seenAt ?? killed.at, to: takeover?.seenAt ?? Number.POSITIVE_INFINITY },
+        endAt: publishers.at(-1)?.seenAt ?? Date.now(),
+      });
+      const count = (t: Map<string, unknown[]>): number => [...t.values()].reduce((n, l) => n + l.length, 0);
+      return {
+        killed: killed.identity,
+        survivor,
+        takeoverMs: takeover ? takeover.seenAt - killed.at : null,
+        failedPostsOverRun: failedPosts,
+        lastDocumentByKilledBeforeKillMs: lastByKilled ? killed.at - lastByKilled.seenAt : null,
+        latencySeenByWatcherMs: {
+          beforeKill: latency(before?.at ?? started, killed.at),
+          tenSecondsAfterKill: latency(killed.at, killed.at + 10_000),
+        },
+        transitions: {
+          published: count(published.steps),
+          replayed: count(replayed),
+          ...comparison,
+        },
+      };
+    };
     const window = (after.at - (before?.at ?? after.at)) / 1000;
     const busy =
       1 -
@@ -378,20 +480,23 @@ async function main(): Promise<void> {
       devices: opts.nodes * 8,
       measuredSeconds: Math.round(window),
       leader: {
-        cpuShareOfOneCore: Number(((after.cpu - (before?.cpu ?? 0)) / window).toFixed(3)),
+        identity: replicas[leader]!.identity,
+        cpuShareOfOneCore: Number(((after.cpu - (before?.cpus[leader] ?? 0)) / window).toFixed(3)),
         peakRssMiB: Math.round(peakRss / 1048576),
         eventLoopLagP99MaxMs: Math.round(lagMax * 1000),
         heapUsedMiB: Math.round(sample(text, 'npu_fault_controller_nodejs_heap_size_used_bytes') / 1048576),
       },
-      follower: {
-        cpuSecondsTotal: sample(followerText, 'npu_fault_controller_process_cpu_seconds_total'),
-        rssMiB: Math.round(
-          sample(followerText, 'npu_fault_controller_process_resident_memory_bytes') / 1048576,
-        ),
-      },
+      follower: kill
+        ? null
+        : {
+            cpuSecondsTotal: sample(followerText, 'npu_fault_controller_process_cpu_seconds_total'),
+            rssMiB: Math.round(
+              sample(followerText, 'npu_fault_controller_process_resident_memory_bytes') / 1048576,
+            ),
+          },
       latencyFromControllerHistogramMs: {
-        failed: latencySummary(text, before?.text ?? '', 'failed'),
-        other: latencySummary(text, before?.text ?? '', 'other'),
+        failed: latencySummary(text, beforeText, 'failed'),
+        other: latencySummary(text, beforeText, 'other'),
       },
       latencySeenByWatcherMs: {
         faults: latencies.length,
@@ -405,13 +510,24 @@ async function main(): Promise<void> {
       statusBytesPerSecond: Math.round(bytes / window),
       machineBusy: Number(busy.toFixed(2)),
       saturated: busy > 0.85,
+      failover: kill ? await failoverReport(kill, replicas[1 - kill.index]!.identity) : undefined,
     };
     console.log(JSON.stringify(result));
+  } catch (error) {
+    // Which replica went away, and why (a crash at takeover is a finding).
+    for (const r of replicas) {
+      const tail = [...r.logs.slice(-3).map((l) => JSON.stringify(l)), ...r.other.slice(-5)].join('\n');
+      process.stderr.write(
+        `[bench] ${r.identity}: exit ${r.child.exitCode ?? r.child.signalCode ?? 'running'}\n${tail}\n`,
+      );
+    }
+    throw error;
   } finally {
     clearTimeout(timer);
     await Promise.all(replicas.map((r) => r.stop('SIGTERM')));
     await stopControlPlane(stateDir).catch(() => undefined);
     await rm(stateDir, { recursive: true, force: true });
+    await rm(journalDir, { recursive: true, force: true });
   }
 }
 

@@ -1,0 +1,168 @@
+/**
+ * The failover drill's transition check (bench/controller.ts `--failover`), pure: the status
+ * changes a ConfigMap watcher saw in published documents, per (node, device), compared with
+ * those `npu-fault replay` derives from the survivor's recorded observations.
+ *
+ * As test/controller.test.ts does after a leader kill: a device absent from a document is
+ * healthy, the replay's first `unknown → healthy` is not a transition, and a published
+ * non-healthy status is matched by its `since` (the replay's `at`). Unlike that test the
+ * bench's faults come and go under load, so a replayed status that lasted at most one publish
+ * interval may be merged away (the document shows only where it ended), and changes in the
+ * replay's last interval may not have been published when the run stops.
+ */
+import type { PublishedDocument } from '../contracts/index.js';
+
+/** One change of a device's status: to `status` at `at` (ms; replay: its `at`, published: `since`). */
+export interface Step {
+  status: string;
+  reason: string | null;
+  at: number;
+  /** When the watcher saw it (published steps only). */
+  seenAt?: number;
+}
+
+/** Transitions per `node/npuN`. */
+export type Transitions = Map<string, Step[]>;
+
+/** Follows published documents and records each device's status changes. */
+export class PublishedTransitions {
+  readonly steps: Transitions = new Map();
+  readonly #last = new Map<string, string>();
+
+  constructor(
+    readonly nodes: readonly string[],
+    readonly devicesPerNode: number,
+  ) {}
+
+  observe(document: PublishedDocument, seenAt: number): void {
+    for (const node of this.nodes) {
+      const devices = document.nodes[node]?.npus;
+      for (let npu = 0; npu < this.devicesPerNode; npu++) {
+        const device = devices?.find((d) => d.id === `npu${npu}`);
+        const status = device?.status ?? 'healthy';
+        const key = `${node}/npu${npu}`;
+        const from = this.#last.get(key) ?? 'healthy';
+        if (status === from) continue;
+        this.#last.set(key, status);
+        // Not yet observed is where every device starts, in the replay too.
+        if (from === 'healthy' && status === 'unknown' && !this.steps.has(key)) continue;
+        const since = device?.since === undefined ? Number.NaN : Date.parse(device.since);
+        const step = {
+          status,
+          reason: device?.reason ?? null,
+          at: Number.isNaN(since) ? seenAt : since,
+          seenAt,
+        };
+        const list = this.steps.get(key);
+        if (list) list.push(step);
+        else this.steps.set(key, [step]);
+      }
+    }
+  }
+}
+
+/** `npu-fault replay` output (one JSON line per change) as transitions. */
+export function parseReplay(stdout: string): Transitions {
+  const steps: Transitions = new Map();
+  for (const line of stdout.split('\n')) {
+    if (line.trim() === '') continue;
+    const t = JSON.parse(line) as {
+      at: string;
+      node: string;
+      npu: string;
+      from: string;
+      to: string;
+      reason?: string | null;
+    };
+    if (t.from === 'unknown' && (t.to === 'healthy' || t.to === 'unknown')) continue;
+    const key = `${t.node}/${t.npu}`;
+    const step = { status: t.to, reason: t.reason ?? null, at: Date.parse(t.at) };
+    const list = steps.get(key);
+    if (list) list.push(step);
+    else steps.set(key, [step]);
+  }
+  return steps;
+}
+
+export interface Comparison {
+  /** Replayed transitions published (the watcher saw them). */
+  matched: number;
+  /** Replayed transitions never published, not explained by the rules below. Expected 0. */
+  lost: number;
+  /** Published transitions the replay does not have (a status re-published, or invented). Expected 0. */
+  duplicated: number;
+  /** Replayed statuses that lasted at most one publish interval, merged away, with the change back. */
+  merged: number;
+  /** Replayed transitions wholly inside the leaderless gap (kill → the new leader's first document). */
+  inLeaderlessGap: number;
+  /** Replayed transitions in the last publish interval of the run (not yet published when it stopped). */
+  pendingAtEnd: number;
+  /** Up to 5 examples of lost and duplicated transitions, for the report. */
+  examples: string[];
+}
+
+/**
+ * Aligns, per device, the published steps with the replayed ones in order. A published step
+ * matches the next replayed step of the same status that happened before it was seen (`slackMs`
+ * for clocks and rounding); replayed steps skipped on the way are merged, in the gap, pending
+ * or lost; a published step with no such match is duplicated.
+ */
+export function compareTransitions(
+  published: Transitions,
+  replayed: Transitions,
+  options: { publishIntervalMs: number; gap?: { from: number; to: number }; endAt: number; slackMs?: number },
+): Comparison {
+  const result: Comparison = {
+    matched: 0,
+    lost: 0,
+    duplicated: 0,
+    merged: 0,
+    inLeaderlessGap: 0,
+    pendingAtEnd: 0,
+    examples: [],
+  };
+  const slack = options.slackMs ?? 1000;
+  const example = (line: string): void => {
+    if (result.examples.length < 5) result.examples.push(line);
+  };
+  for (const key of new Set([...published.keys(), ...replayed.keys()])) {
+    const p = published.get(key) ?? [];
+    const r = replayed.get(key) ?? [];
+    let shown = 'healthy';
+    let i = 0;
+    const skip = (until: number): void => {
+      for (; i < until; i++) {
+        const step = r[i]!;
+        const lasted = (r[i + 1]?.at ?? Number.POSITIVE_INFINITY) - step.at;
+        const previous = r[i - 1];
+        if (lasted <= options.publishIntervalMs) result.merged++;
+        else if (step.status === shown && previous && step.at - previous.at <= options.publishIntervalMs)
+          result.merged++; // the change back from a merged excursion
+        else if (options.gap && step.at >= options.gap.from && step.at <= options.gap.to)
+          result.inLeaderlessGap++;
+        else if (step.at >= options.endAt - options.publishIntervalMs) result.pendingAtEnd++;
+        else {
+          result.lost++;
+          example(`lost ${key} >${step.status} at ${new Date(step.at).toISOString()}`);
+        }
+      }
+    };
+    for (const step of p) {
+      const seenAt = step.seenAt ?? step.at;
+      let k = i;
+      while (k < r.length && !(r[k]!.status === step.status && r[k]!.at <= seenAt + slack)) k++;
+      if (k >= r.length || r[k]!.at > seenAt + slack) {
+        result.duplicated++;
+        example(`duplicated ${key} >${step.status} seen ${new Date(seenAt).toISOString()}`);
+        shown = step.status;
+        continue;
+      }
+      skip(k);
+      result.matched++;
+      shown = step.status;
+      i = k + 1;
+    }
+    skip(r.length);
+  }
+  return result;
+}
