@@ -244,9 +244,13 @@ describe('a real process', () => {
       const untilAborted = (name, stopMs) => ({ name, start: (s) => new Promise((resolve) =>
         s.addEventListener('abort', () => setTimeout(resolve, stopMs))) });
       const stuck = (name) => ({ name, start: () => new Promise(() => setInterval(() => {}, 1000)) });
+      // A real component's server keeps the event loop alive; without one, the child would end
+      // (exit 13, an unsettled top-level await) before the SIGTERM arrives.
+      const keepAlive = setInterval(() => {}, 60_000);
       const running = runAll([${members}], { signal, gracePeriodMs: ${gracePeriodMs}, log });
       process.stdout.write('{"msg":"ready"}\\n');
       const result = await running;
+      clearInterval(keepAlive);
       process.exit(result.exitCode);`;
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
