@@ -191,3 +191,21 @@ export function excerpt(text: string, max = 40): string {
   const cut = text.length > max ? `${text.slice(0, max)}…` : text;
   return JSON.stringify(cut).slice(1, -1);
 }
+
+/** The longest duration an option takes (a wait or a threshold). */
+const MAX_DURATION_MS = 24 * 3600_000;
+
+/**
+ * A duration: `500ms`, `90s`, `2m`, `1h`, or a bare number of seconds; more than zero and at
+ * most a day. Returns milliseconds.
+ */
+export function parseDuration(text: string, option: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3600_000 }[match?.[2] ?? 's'] ?? 1000;
+  const ms = match ? Number(match[1]) * unit : Number.NaN;
+  if (!Number.isFinite(ms) || ms <= 0 || ms > MAX_DURATION_MS)
+    throw new UsageError(
+      `${option} must be a duration such as 90s, 2m or 500ms (at most 24h), not '${excerpt(text)}'`,
+    );
+  return Math.round(ms);
+}

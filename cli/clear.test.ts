@@ -7,7 +7,6 @@ import { UsageError } from './args.js';
 import {
   CLEAR,
   mergeClear,
-  parseDuration,
   parseTarget,
   runClear,
   WRITE_ATTEMPTS,
@@ -16,6 +15,7 @@ import {
   type NodeClearState,
   type WaitOutcome,
 } from './clear.js';
+import { parseDuration } from './args.js';
 import { COMMANDS } from './commands.js';
 import { describeKubeFailure, KubeCommandError } from './kube.js';
 import { main } from './main.js';

@@ -32,6 +32,7 @@ import {
   UsageError,
   type CommandSpec,
   type ParsedArgs,
+  parseDuration,
 } from './args.js';
 import { EXIT_DATA, type CliIO, type Subcommand } from './io.js';
 import {
@@ -79,7 +80,6 @@ export const DEFAULT_WAIT_MS = 60_000;
 /** Attempts of the read-merge-write before giving up on a node that keeps changing. */
 export const WRITE_ATTEMPTS = 5;
 const MAX_DEVICE = 256;
-const MAX_WAIT_MS = 24 * 3600_000;
 /** A DNS-1123 subdomain: what a Node may be called. */
 const NODE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -110,21 +110,6 @@ export function parseTarget(text: string): ClearTarget {
   if (device.trim() !== device || /[\u0000-\u001f\u007f]/.test(device))
     throw new UsageError(`device '${excerpt(device)}' has surrounding blanks or control characters`);
   return { node, device: device === 'all' ? undefined : device };
-}
-
-/**
- * A duration: `500ms`, `90s`, `2m`, `1h`, or a bare number of seconds; more than zero and at
- * most a day. Returns milliseconds.
- */
-export function parseDuration(text: string, option: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3600_000 }[match?.[2] ?? 's'] ?? 1000;
-  const ms = match ? Number(match[1]) * unit : Number.NaN;
-  if (!Number.isFinite(ms) || ms <= 0 || ms > MAX_WAIT_MS)
-    throw new UsageError(
-      `${option} must be a duration such as 90s, 2m or 500ms (at most 24h), not '${excerpt(text)}'`,
-    );
-  return Math.round(ms);
 }
 
 /** The annotation value after merging a request into what the node already carries. */

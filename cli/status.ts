@@ -43,8 +43,8 @@ import {
   UsageError,
   type CommandSpec,
   type ParsedArgs,
+  parseDuration,
 } from './args.js';
-import { parseDuration } from './clear.js';
 import { EXIT_DATA, type CliIO, type Subcommand } from './io.js';
 import {
   callApi,
