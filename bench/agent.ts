@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { startControllerProcess, type ControllerProcess } from '../test/setup/controller-process.js';
+import { percentile } from './pipeline/summary.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
@@ -139,10 +140,6 @@ function slope(points: readonly [number, number][]): number {
   const num = points.reduce((s, p) => s + (p[0] - mx) * (p[1] - my), 0);
   const den = points.reduce((s, p) => s + (p[0] - mx) ** 2, 0);
   return den === 0 ? 0 : num / den;
-}
-
-function percentile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
 }
 
 const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;

@@ -38,6 +38,8 @@ import { npuSnapshot } from '../core/engine/testing.js';
 import { buildControlPlane, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
 import { controllerRbacObjects } from '../test/setup/controller-rbac.js';
 import { PublishedTransitions, compareTransitions, parseReplay } from './failover.js';
+import { histogramSummary } from './pipeline/histogram.js';
+import { percentile } from './pipeline/summary.js';
 import {
   startControllerProcess,
   writeKubeConfig,
@@ -109,58 +111,17 @@ function sample(text: string, name: string, labels = ''): number {
   return Number.NaN;
 }
 
-/** Quantile of a Prometheus histogram in an exposition (linear within a bucket, as histogram_quantile). */
-function histogramQuantile(text: string, name: string, kind: string, q: number, baseline = ''): number {
-  const base = new Map<number, number>();
-  for (const b of bucketsOf(baseline, name, kind)) base.set(b.le, b.count);
-  const buckets = bucketsOf(text, name, kind).map((b) => ({
-    le: b.le,
-    count: b.count - (base.get(b.le) ?? 0),
-  }));
-  buckets.sort((a, b) => a.le - b.le);
-  const total = buckets.at(-1)?.count ?? 0;
-  if (total === 0) return Number.NaN;
-  const rank = q * total;
-  let previous = { le: 0, count: 0 };
-  for (const bucket of buckets) {
-    if (bucket.count >= rank) {
-      if (!Number.isFinite(bucket.le)) return previous.le;
-      const within = bucket.count - previous.count;
-      return previous.le + (bucket.le - previous.le) * (within === 0 ? 0 : (rank - previous.count) / within);
-    }
-    previous = bucket;
-  }
-  return Number.NaN;
-}
-
-function bucketsOf(text: string, name: string, kind: string): { le: number; count: number }[] {
-  const buckets: { le: number; count: number }[] = [];
-  const re = new RegExp(`^${name}_bucket\\{le="([^"]+)",kind="${kind}"\\} (\\S+)$`);
-  const re2 = new RegExp(`^${name}_bucket\\{kind="${kind}",le="([^"]+)"\\} (\\S+)$`);
-  for (const line of text.split('\n')) {
-    const m = re.exec(line) ?? re2.exec(line);
-    if (m)
-      buckets.push({ le: m[1] === '+Inf' ? Number.POSITIVE_INFINITY : Number(m[1]), count: Number(m[2]) });
-  }
-  return buckets;
-}
-
 /** p50/p95/p99 (ms) and count of the publish-latency histogram of one kind, between two scrapes. */
 function latencySummary(
   text: string,
   baseline: string,
   kind: 'failed' | 'other',
 ): { p50: number; p95: number; p99: number; count: number } {
-  const name = 'npu_fault_controller_publish_latency_seconds';
-  const ms = (q: number): number => Math.round(histogramQuantile(text, name, kind, q, baseline) * 1000);
-  const count = (from: string): number => sample(from, `${name}_count`, `{kind="${kind}"}`);
-  return { p50: ms(0.5), p95: ms(0.95), p99: ms(0.99), count: count(text) - (count(baseline) || 0) };
-}
-
-function percentile(values: number[], q: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
+  const s = histogramSummary(baseline, text, 'npu_fault_controller_publish_latency_seconds', [
+    `kind="${kind}"`,
+  ]);
+  const ms = (v: number | null): number => (v === null ? Number.NaN : Math.round(v));
+  return { p50: ms(s.p50), p95: ms(s.p95), p99: ms(s.p99), count: s.count };
 }
 
 async function main(): Promise<void> {

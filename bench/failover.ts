@@ -29,18 +29,24 @@ export class PublishedTransitions {
   readonly steps: Transitions = new Map();
   readonly #last = new Map<string, string>();
 
+  readonly #deviceIds: (node: string) => readonly string[];
+
+  /** `devices`: how many per node (`npu0`…), or each node's device ids. */
   constructor(
     readonly nodes: readonly string[],
-    readonly devicesPerNode: number,
-  ) {}
+    devices: number | ((node: string) => readonly string[]),
+  ) {
+    const ids = typeof devices === 'number' ? Array.from({ length: devices }, (_, i) => `npu${i}`) : [];
+    this.#deviceIds = typeof devices === 'number' ? () => ids : devices;
+  }
 
   observe(document: PublishedDocument, seenAt: number): void {
     for (const node of this.nodes) {
       const devices = document.nodes[node]?.npus;
-      for (let npu = 0; npu < this.devicesPerNode; npu++) {
-        const device = devices?.find((d) => d.id === `npu${npu}`);
+      for (const id of this.#deviceIds(node)) {
+        const device = devices?.find((d) => d.id === id);
         const status = device?.status ?? 'healthy';
-        const key = `${node}/npu${npu}`;
+        const key = `${node}/${id}`;
         const from = this.#last.get(key) ?? 'healthy';
         if (status === from) continue;
         this.#last.set(key, status);

@@ -34,6 +34,7 @@ import {
   type ControllerProcess,
 } from '../test/setup/controller-process.js';
 import { kubeConfigWithToken } from '../test/setup/cluster.js';
+import { percentile } from './pipeline/summary.js';
 
 const NS = 'ai-infra';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -102,10 +103,6 @@ function standIn(identity: string, leader: boolean): Promise<{ url: string; clos
       resolve({ url: `http://127.0.0.1:${address.port}`, close: () => server.close() });
     }),
   );
-}
-
-function percentile(sorted: number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
 }
 
 function shippedNodeOptions(): string {

@@ -66,3 +66,33 @@ describe('npu-fault bench arguments', () => {
     expect(out).toContain('Usage: npu-fault bench');
   });
 });
+
+describe('npu-fault bench pipeline arguments', () => {
+  it.each([
+    [['--nodes', '100,x'], '--nodes: whole numbers >= 1'],
+    [['--seconds=1'], '--seconds: a number >= 3'],
+    [['--glitch-rate', '2'], '--glitch-rate: at most 1'],
+    [['--watchers', '0'], '--watchers: whole numbers >= 1'],
+    [['--bogus'], "Unknown option '--bogus'"],
+    [['extra'], 'unexpected argument: extra'],
+  ])(
+    'rejects %j with exit 2 and one line naming the option, before starting anything',
+    async (args, message) => {
+      const io = memoryIO();
+      expect(await bench(['pipeline', ...args], io)).toBe(2);
+      expect(io.out).toBe('');
+      expect(io.err).toContain(message);
+      expect(io.err.trim().split('\n')).toHaveLength(1);
+    },
+  );
+
+  it('defaults to the issue sweep', async () => {
+    const { parsePipelineArgs } = await import('../bench/pipeline/main.js');
+    expect(parsePipelineArgs([])).toMatchObject({
+      nodes: [100, 250, 500, 1000],
+      watchers: [10, 50, 100],
+      seconds: 60,
+      baselines: false,
+    });
+  });
+});

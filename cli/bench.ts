@@ -14,7 +14,7 @@ import { createEngine } from '../core/engine/index.js';
 import { measureMemory, measurePaths, measureThroughput, type Gc } from '../bench/measure.js';
 import { buildWorkload } from '../bench/workload.js';
 import { booleanOption, isExit, numberOption, settleCommandLine, type ParsedArgs } from './args.js';
-import { EXIT_DATA, type CliIO, type Subcommand } from './io.js';
+import { EXIT_DATA, EXIT_USAGE, type CliIO, type Subcommand } from './io.js';
 import { BENCH, MEMORY_SIZES, THROUGHPUT_TARGET } from './specs.js';
 
 export { MEMORY_SIZES, THROUGHPUT_TARGET };
@@ -60,8 +60,40 @@ function respawnWithGc(args: readonly string[], io: CliIO): Promise<number> {
 const fmt = (n: number, digits = 0): string =>
   n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
+/**
+ * `npu-fault bench pipeline …` (bench/pipeline/main.ts): the whole pipeline on a local
+ * control plane. Exit 0 when every fault was seen, none was invented and the replay matched;
+ * 1 otherwise; 2 for a bad argument.
+ */
+async function pipelineSubcommand(args: string[], io: CliIO): Promise<number> {
+  const { parsePipelineArgs, pipelineBench, PIPELINE_USAGE } = await import('../bench/pipeline/main.js');
+  if (args.includes('--help') || args.includes('-h')) {
+    io.stdout(PIPELINE_USAGE);
+    return 0;
+  }
+  let options;
+  try {
+    options = parsePipelineArgs(args);
+  } catch (error) {
+    io.stderr(`npu-fault bench pipeline: ${(error as Error).message}\n`);
+    return EXIT_USAGE;
+  }
+  const { result, files } = await pipelineBench(options, (line) => io.stderr(`${line}\n`));
+  io.stdout(`report: ${files.markdown}\nresults: ${files.json}\ncharts: ${files.charts.length}\n`);
+  const broken = result.runs.filter(
+    (r) =>
+      r.faults.missed > 0 || r.faults.falseFailed > 0 || r.lossless.lost > 0 || r.lossless.duplicated > 0,
+  );
+  for (const r of broken)
+    io.stderr(
+      `N=${r.nodes}: ${r.faults.missed} missed, ${r.faults.falseFailed} false failed, ${r.lossless.lost} lost, ${r.lossless.duplicated} duplicated\n`,
+    );
+  return broken.length === 0 ? 0 : EXIT_DATA;
+}
+
 /** The bench subcommand. */
 export const bench: Subcommand = async (args: string[], io: CliIO): Promise<number> => {
+  if (args[0] === 'pipeline') return pipelineSubcommand(args.slice(1), io);
   const parsed = settleCommandLine(BENCH, args, io, toBenchArgs);
   if (isExit(parsed)) return parsed.exit;
   const gcFn = (globalThis as { gc?: () => void }).gc;

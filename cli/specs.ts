@@ -145,5 +145,7 @@ export const BENCH: CommandSpec = {
     check: { type: 'boolean', description: 'exit 1 when throughput is under the target' },
   },
   positionals: { name: 'argument', min: 0, max: 0 },
-  footer: 'The last line of output is one JSON object with every figure.',
+  footer:
+    'The last line of output is one JSON object with every figure.\n' +
+    'npu-fault bench pipeline --help: the whole pipeline on a local control plane (npm run bench -- pipeline).',
 };

@@ -15,7 +15,12 @@ import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { buildControlPlane } from './control-plane/binaries.js';
-import { COMPONENTS, type Plane } from './control-plane/components.js';
+import {
+  COMPONENTS,
+  checkNodeLifecycleOptions,
+  type NodeLifecycleOptions,
+  type Plane,
+} from './control-plane/components.js';
 import { newPlaneTokens, writeAuthFiles } from './control-plane/credentials.js';
 import { isFromBinDir, spawnLogged, stopProcess, waitUntilReady } from './control-plane/processes.js';
 import {
@@ -30,6 +35,7 @@ import {
 } from './control-plane/state.js';
 
 export { buildControlPlane, kubectl } from './control-plane/binaries.js';
+export type { NodeLifecycleOptions } from './control-plane/components.js';
 export { isOrphaned, readControlPlaneState, type ControlPlaneState } from './control-plane/state.js';
 
 export interface StartOptions {
@@ -44,6 +50,12 @@ export interface StartOptions {
   log?: (line: string) => void;
   /** Give up waiting for readiness after this long. */
   timeoutMs?: number;
+  /**
+   * Run kube-controller-manager's node-lifecycle controller (Nodes go Ready=Unknown when
+   * their kubelet stops heartbeating); off when unset. Only for a plane of its own: it would
+   * mark every Node without a heartbeat, the shared test plane's included.
+   */
+  nodeLifecycle?: NodeLifecycleOptions;
 }
 
 const DEFAULT_READINESS_TIMEOUT_MS = 120_000;
@@ -54,6 +66,7 @@ const START_ATTEMPTS = 3;
  * If any step fails, whatever was already started is stopped again (no leaked processes).
  */
 export async function startControlPlane(options: StartOptions): Promise<ControlPlaneState> {
+  if (options.nodeLifecycle) checkNodeLifecycleOptions(options.nodeLifecycle);
   for (let attempt = 1; ; attempt++) {
     try {
       return await startOnce(options);
@@ -94,7 +107,7 @@ async function startOnce(options: StartOptions): Promise<ControlPlaneState> {
   await writeControlPlaneState(state); // from here on, stopControlPlane can find and remove everything
   await writeAuthFiles(paths, tokens);
 
-  const plane: Plane = { state, paths, tokens };
+  const plane: Plane = { state, paths, tokens, nodeLifecycle: options.nodeLifecycle };
   for (const component of COMPONENTS) {
     log(`[control-plane] ${component.announce(plane)}`);
     const logFile = logFileOf(paths, component.name);

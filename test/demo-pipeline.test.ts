@@ -7,31 +7,11 @@
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { adminKubeConfig } from './setup/cluster.js';
-
-const BIN = fileURLToPath(new URL('../bin/npu-fault.js', import.meta.url));
+import { runCli, type CliRun } from './setup/run-cli.js';
 
 /** Runs the demo to its end; resolves with its exit code and output. */
-function runDemo(args: string[]): Promise<{ code: number | string; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, 'demo', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      KUBECONFIG: process.env.NPU_FAULT_TEST_KUBECONFIG ?? '',
-      NO_COLOR: '1',
-    },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve) => {
-    child.on('close', (code, signal) => resolve({ code: code ?? signal ?? 'unknown', stdout, stderr }));
-  });
-}
+const runDemo = (args: string[]): Promise<CliRun> => runCli(['demo', ...args], { NO_COLOR: '1' });
 
 /** One report row: its columns after the fault's name and expectation. */
 function reportRow(stdout: string, fault: string): string[] {

@@ -36,6 +36,7 @@ import {
   type ControllerProcess,
 } from './setup/controller-process.js';
 import { createTestNamespace, kubeConfigWithToken, type TestNamespace } from './setup/cluster.js';
+import { percentile } from '../bench/pipeline/summary.js';
 
 const LEASE = { duration: 4, renewDeadline: 3, retry: 0.5 };
 const FUNCTION_ACCOUNT = 'npu-fault-function';
@@ -49,12 +50,6 @@ function externalIPv4(): string {
       if (address.family === 'IPv4' && !address.internal) return address.address;
   }
   throw new Error('this machine has no non-loopback IPv4 address for the EndpointSlice test');
-}
-
-/** p-th percentile of `values` (nearest rank). */
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
 describe('the forwarder with two real controller replicas', () => {
@@ -178,7 +173,7 @@ describe('the forwarder with two real controller replicas', () => {
       latencies.push(performance.now() - started);
     }
     measured['forward() latency, sequential, 1 snapshot, 2 replicas: p50 / p99 / max (ms)'] = [50, 99, 100]
-      .map((p) => percentile(latencies, p).toFixed(2))
+      .map((p) => percentile(latencies, p / 100).toFixed(2))
       .join(' / ');
     // For comparison: the same request straight to the leader alone (fetch, keep-alive).
     const direct: number[] = [];
@@ -195,7 +190,7 @@ describe('the forwarder with two real controller replicas', () => {
       direct.push(performance.now() - started);
     }
     measured['direct POST to the leader alone, for comparison: p50 / p99 / max (ms)'] = [50, 99, 100]
-      .map((p) => percentile(direct, p).toFixed(2))
+      .map((p) => percentile(direct, p / 100).toFixed(2))
       .join(' / ');
   });
 

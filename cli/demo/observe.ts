@@ -34,6 +34,21 @@ export function watchStatus(
   namespace: string,
   onDocument: (seen: SeenDocument) => void,
 ): { stop(): void } {
+  return watchStatusConfigMap(kc, namespace, (object, at) => {
+    const text = object.data?.[FAULT_DATA_KEY];
+    if (text !== undefined) onDocument({ at, document: JSON.parse(text) as PublishedDocument });
+  });
+}
+
+/**
+ * Watches the status ConfigMap object itself (every version but deletions, with the epoch ms
+ * it arrived), resuming from the last version seen when the watch ends, until `stop`.
+ */
+export function watchStatusConfigMap(
+  kc: k8s.KubeConfig,
+  namespace: string,
+  onObject: (object: k8s.V1ConfigMap, at: number) => void,
+): { stop(): void } {
   let abort: AbortController | undefined;
   let resume: string | undefined;
   let stopped = false;
@@ -46,10 +61,11 @@ export function watchStatus(
         `/api/v1/namespaces/${namespace}/configmaps`,
         query,
         (type: string, object: k8s.V1ConfigMap) => {
-          resume = object.metadata?.resourceVersion ?? resume;
-          const text = object.data?.[FAULT_DATA_KEY];
-          if (type === 'DELETED' || text === undefined) return;
-          onDocument({ at: Date.now(), document: JSON.parse(text) as PublishedDocument });
+          const at = Date.now();
+          // An ERROR (410 Gone: the version is too old) starts over from a fresh list.
+          if (type === 'ERROR') resume = undefined;
+          else resume = object.metadata?.resourceVersion ?? resume;
+          if (type === 'ADDED' || type === 'MODIFIED') onObject(object, at);
         },
         () => {
           // A watch the server or client closed resumes from the last version seen.

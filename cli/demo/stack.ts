@@ -115,16 +115,35 @@ const ignoreConflict = (error: unknown): void => {
   if ((error as { code?: number }).code !== 409) throw error;
 };
 
+/** How the benchmark runs the same stack (the demo takes the defaults). */
+export interface StackTuning {
+  /** The rules file's text; null: the shipped defaults (default: DEMO_RULES). */
+  rules?: string | null;
+  /** More controller flags, per replica identity (`--record-observations=…`). */
+  controllerArgs?: (identity: string) => string[];
+  /** The script the controllers and the function run (a benchmark passes dist/cli/run.js). */
+  entry?: string;
+  /** Environment of the controllers and the function (NODE_OPTIONS as their Deployments set it). */
+  env?: Record<string, string>;
+  /** The namespace's name prefix (default npu-fault-demo). */
+  namespacePrefix?: string;
+  /** The label marking the namespace and Nodes for cleanup (default DEMO_LABEL). */
+  label?: string;
+}
+
 /** Deploys the pipeline for `fleet` on `admin`'s cluster. */
 export async function deployPipeline(options: {
   admin: k8s.KubeConfig;
   fleet: readonly SimNode[];
   log: (line: string) => void;
+  tuning?: StackTuning;
 }): Promise<DemoStack> {
   const { admin, fleet, log } = options;
+  const tuning = options.tuning ?? {};
+  const label = tuning.label ?? DEMO_LABEL;
   const core = admin.makeApiClient(k8s.CoreV1Api);
   const objects = k8s.KubernetesObjectApi.makeApiClient(admin);
-  const namespace = `npu-fault-demo-${randomBytes(3).toString('hex')}`;
+  const namespace = `${tuning.namespacePrefix ?? 'npu-fault-demo'}-${randomBytes(3).toString('hex')}`;
   const dir = mkdtempSync(join(tmpdir(), 'npu-fault-demo-'));
   const processes: ControllerProcess[] = [];
   const rbac = [
@@ -149,7 +168,7 @@ export async function deployPipeline(options: {
   };
 
   try {
-    await core.createNamespace({ body: { metadata: { name: namespace, labels: { [DEMO_LABEL]: 'true' } } } });
+    await core.createNamespace({ body: { metadata: { name: namespace, labels: { [label]: 'true' } } } });
     for (const object of rbac) await objects.create(object);
     log(`namespace ${namespace}: the shipped RBAC of the controller and the function applied`);
     const tokenOf = async (serviceAccount: string): Promise<k8s.KubeConfig> => {
@@ -174,8 +193,9 @@ export async function deployPipeline(options: {
       return kc;
     };
 
+    const rules = tuning.rules === undefined ? DEMO_RULES : tuning.rules;
     const rulesFile = join(dir, 'rules.yaml');
-    writeFileSync(rulesFile, DEMO_RULES);
+    if (rules !== null) writeFileSync(rulesFile, rules);
     const replicas: string[] = [];
     for (const identity of ['replica-1', 'replica-2']) {
       const replica = startControllerProcess({
@@ -184,9 +204,12 @@ export async function deployPipeline(options: {
         args: [
           `--namespace=${namespace}`,
           ...LEASE,
-          `--rules=${rulesFile}`,
+          ...(rules === null ? [] : [`--rules=${rulesFile}`]),
           `--auth-allowed-users=system:serviceaccount:${namespace}:npu-fault-function`,
+          ...(tuning.controllerArgs?.(identity) ?? []),
         ],
+        ...(tuning.entry ? { entry: tuning.entry } : {}),
+        ...(tuning.env ? { env: tuning.env } : {}),
       });
       processes.push(replica);
     }
@@ -198,6 +221,8 @@ export async function deployPipeline(options: {
       command: 'function',
       kubeconfig: writeKubeConfig(await tokenOf('npu-fault-function')),
       args: [`--namespace=${namespace}`, `--controllers=${replicas.join(',')}`],
+      ...(tuning.entry ? { entry: tuning.entry } : {}),
+      ...(tuning.env ? { env: tuning.env } : {}),
     });
     processes.push(fn);
     const functionUrl = `http://127.0.0.1:${await fn.port('http')}`;
@@ -208,7 +233,7 @@ export async function deployPipeline(options: {
       const identity = await createAgentIdentity(core, namespace, node.name, `agent-${node.name}`, {
         capacity: capacityOf(node),
         kwok: true,
-        labels: { [DEMO_LABEL]: namespace },
+        labels: { [label]: namespace },
       });
       nodes.push(node.name);
       const tokenFile = join(dir, `token-${node.name}`);

@@ -1,6 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
-import { COMPONENTS, type ComponentSpec, type Plane } from './components.js';
+import {
+  COMPONENTS,
+  checkNodeLifecycleOptions,
+  type ComponentSpec,
+  type NodeLifecycleOptions,
+  type Plane,
+} from './components.js';
 import { planePaths, type ControlPlaneState } from './state.js';
 
 const paths = planePaths('/run/plane');
@@ -24,13 +30,18 @@ function component(name: string): ComponentSpec {
   return found;
 }
 
-/** The value of `--flag=value` in `name`'s arguments. */
-function flag(name: string, flagName: string): string | undefined {
+/** The value of `--flag=value` in `name`'s arguments (on `on`, the default plane unless given). */
+function flag(name: string, flagName: string, on: Plane = plane): string | undefined {
   const prefix = `--${flagName}=`;
   return component(name)
-    .args(plane)
+    .args(on)
     .find((arg) => arg.startsWith(prefix))
     ?.slice(prefix.length);
+}
+
+/** kube-controller-manager's --controllers list on a plane with `nodeLifecycle`. */
+function controllers(nodeLifecycle?: NodeLifecycleOptions): string[] {
+  return flag('kube-controller-manager', 'controllers', { ...plane, nodeLifecycle })?.split(',') ?? [];
 }
 
 describe('the component table', () => {
@@ -65,5 +76,48 @@ describe('the component table', () => {
   it("keeps etcd's data where the plane put it, and says where (a failed start's test finds it there)", () => {
     expect(flag('etcd', 'data-dir')).toBe(state.etcdDataDir);
     expect(component('etcd').announce(plane)).toContain(`(data ${state.etcdDataDir})`);
+  });
+});
+
+describe("kube-controller-manager's node-lifecycle controller", () => {
+  const withLifecycle = (nodeLifecycle: NodeLifecycleOptions): Plane => ({ ...plane, nodeLifecycle });
+
+  it('is off unless asked for, with every other controller as before', () => {
+    expect(controllers()).toEqual([
+      '*',
+      '-node-lifecycle-controller',
+      '-node-ipam-controller',
+      '-cloud-node-lifecycle-controller',
+    ]);
+    expect(flag('kube-controller-manager', 'node-monitor-grace-period')).toBeUndefined();
+    expect(component('kube-controller-manager').announce(plane)).toContain('node-lifecycle controller off');
+  });
+
+  it('runs when asked for, and only it changes', () => {
+    expect(controllers({})).toEqual(['*', '-node-ipam-controller', '-cloud-node-lifecycle-controller']);
+    const kcm = component('kube-controller-manager');
+    const without = (args: string[]) => args.filter((arg) => !arg.startsWith('--controllers='));
+    expect(without(kcm.args(withLifecycle({})))).toEqual(without(kcm.args(plane)));
+    expect(kcm.announce(withLifecycle({}))).toContain('node-lifecycle controller on, grace default');
+  });
+
+  it('leaves the grace period at the upstream default unless given, and passes it in seconds when given', () => {
+    expect(flag('kube-controller-manager', 'node-monitor-grace-period', withLifecycle({}))).toBeUndefined();
+    const short = withLifecycle({ gracePeriodSeconds: 8 });
+    expect(flag('kube-controller-manager', 'node-monitor-grace-period', short)).toBe('8s');
+    expect(component('kube-controller-manager').announce(short)).toContain('grace 8s');
+  });
+
+  it('refuses a grace period that is not a positive whole number of seconds, naming the field', () => {
+    for (const bad of [0, -5, 2.5, Number.NaN]) {
+      expect(() => checkNodeLifecycleOptions({ gracePeriodSeconds: bad })).toThrow(
+        /^nodeLifecycle\.gracePeriodSeconds: expected a positive whole number/,
+      );
+      expect(() =>
+        component('kube-controller-manager').args(withLifecycle({ gracePeriodSeconds: bad })),
+      ).toThrow(/nodeLifecycle\.gracePeriodSeconds/);
+    }
+    expect(() => checkNodeLifecycleOptions({ gracePeriodSeconds: 50 })).not.toThrow();
+    expect(() => checkNodeLifecycleOptions({})).not.toThrow();
   });
 });

@@ -9,12 +9,29 @@ import { readVerifiedApiserverCertificate, writeKubeconfig, type PlaneTokens } f
 import { probe } from './processes.js';
 import type { ControlPlaneState, PlanePaths } from './state.js';
 
+/**
+ * Turns kube-controller-manager's node-lifecycle controller on: it marks a Node's Ready
+ * condition Unknown once neither its Lease in kube-node-lease nor its status has been renewed
+ * for the grace period, then taints it node.kubernetes.io/unreachable (NoExecute), which
+ * evicts pods after their tolerationSeconds. Off by default: the plane's Nodes are kwok's
+ * (heartbeats on a 40 s Lease) or have no kubelet at all, and tests must not see them evicted.
+ */
+export interface NodeLifecycleOptions {
+  /**
+   * --node-monitor-grace-period in seconds. Unset: the upstream default, 50 s since
+   * Kubernetes 1.32 (40 s before; kubernetes/kubernetes#126287), which the pinned v1.34 uses.
+   */
+  gracePeriodSeconds?: number;
+}
+
 /** Everything a component's arguments and checks may refer to while the plane starts. */
 export interface Plane {
   /** The plane's state; the apiserver fills in `caPem` once it is ready. */
   state: ControlPlaneState;
   paths: PlanePaths;
   tokens: PlaneTokens;
+  /** Set: the node-lifecycle controller runs (see NodeLifecycleOptions); unset: it is off. */
+  nodeLifecycle?: NodeLifecycleOptions;
 }
 
 /** One process of the plane. */
@@ -92,12 +109,37 @@ const kubeApiserver: ComponentSpec = {
   },
 };
 
+/** Throws (one line, naming the field) unless the options are usable; startControlPlane checks before spawning anything. */
+export function checkNodeLifecycleOptions(options: NodeLifecycleOptions): void {
+  const seconds = options.gracePeriodSeconds;
+  if (seconds !== undefined && (!Number.isInteger(seconds) || seconds <= 0))
+    throw new Error(`nodeLifecycle.gracePeriodSeconds: expected a positive whole number, got ${seconds}`);
+}
+
+function gracePeriodFlags(options: NodeLifecycleOptions | undefined): string[] {
+  if (options?.gracePeriodSeconds === undefined) return [];
+  checkNodeLifecycleOptions(options);
+  return [`--node-monitor-grace-period=${options.gracePeriodSeconds}s`];
+}
+
+/** The controllers to run: all but node IPAM and cloud nodes (no CIDRs, no cloud), and node lifecycle unless asked. */
+function controllersFlag(nodeLifecycle: NodeLifecycleOptions | undefined): string {
+  const off = ['-node-ipam-controller', '-cloud-node-lifecycle-controller'];
+  if (!nodeLifecycle) off.unshift('-node-lifecycle-controller');
+  return `--controllers=*,${off.join(',')}`;
+}
+
 const kubeControllerManager: ComponentSpec = {
   name: 'kube-controller-manager',
-  announce: () => 'kube-controller-manager (node-lifecycle controller off)',
-  args: ({ paths }) => [
+  announce: ({ nodeLifecycle }) => {
+    if (!nodeLifecycle) return 'kube-controller-manager (node-lifecycle controller off)';
+    const grace = nodeLifecycle.gracePeriodSeconds;
+    return `kube-controller-manager (node-lifecycle controller on, grace ${grace === undefined ? 'default' : `${grace}s`})`;
+  },
+  args: ({ paths, nodeLifecycle }) => [
     `--kubeconfig=${paths.controllerManagerKubeconfig}`,
-    '--controllers=*,-node-lifecycle-controller,-node-ipam-controller,-cloud-node-lifecycle-controller',
+    controllersFlag(nodeLifecycle),
+    ...gracePeriodFlags(nodeLifecycle),
     '--leader-elect=false',
     '--secure-port=0',
     `--service-account-private-key-file=${paths.serviceAccountKey}`,

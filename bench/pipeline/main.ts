@@ -1,0 +1,289 @@
+/**
+ * `npm run bench -- pipeline [options]`: the full pipeline on the local control plane
+ * (bench/pipeline/run.ts) at each fleet size, a fresh control plane per size, then the
+ * baselines, written to bench/results/<timestamp>.json with a Markdown report and SVG CDFs.
+ *
+ *   --nodes 100,250,500,1000   fleet sizes (8 devices a node)
+ *   --seconds 60               measured seconds per size (split among the watcher counts)
+ *   --warmup 20                seconds before measuring (tokens reviewed, JIT warm)
+ *   --watchers 10,50,100       API watchers of the status ConfigMap, one phase each
+ *   --fault-interval-ms 1000   a synthetic fault (PCIe link down on a random device) this often
+ *   --fault-seconds 10         how long each lasts
+ *   --glitch-rate 0.02         glitches per node-second (spikes, correctable ECC, a missed push)
+ *   --probe-interval-ms 3000   a fault on a real probe agent this often (0: no probe agents)
+ *   --baselines                Prometheus + Alertmanager beside the smallest size (needs the
+ *                              Debian packages prometheus and prometheus-alertmanager)
+ *   --out bench/results        where the results go
+ *   --existing-cluster         run on $KUBECONFIG's cluster (one run per size, no fresh plane)
+ *   --tsx                      run the components from the sources (default: `npm run build`, dist/)
+ *   --seed 1
+ * Heavy: not part of the test suite (test/pipeline-bench.test.ts runs a 20-node smoke).
+ */
+import * as k8s from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cpus, totalmem, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs, promisify } from 'node:util';
+import {
+  buildControlPlane,
+  startControlPlane,
+  stopControlPlane,
+  type ControlPlaneState,
+} from '../../hack/control-plane.js';
+import { buildEventRecorder } from '../../hack/event-recorder.js';
+import { apiserverEventTtl, runEventsBaseline, stormFaults } from './events-baseline.js';
+import { writeResults } from './output.js';
+import { DEFAULT_TARGETS } from './report.js';
+import type { BaselineResult, BenchResult, RunResult } from './result.js';
+import { runNodeLoss } from './node-loss-run.js';
+import { runPipeline } from './run.js';
+import { knee } from './summary.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+/** kube-controller-manager's default --node-monitor-grace-period since Kubernetes 1.32 (the plane runs 1.34). */
+const NODE_MONITOR_GRACE_PERIOD_SECONDS = 50;
+
+/** `npu-fault bench pipeline --help`. */
+export const PIPELINE_USAGE = `Usage: npu-fault bench pipeline [options]   (npm run bench -- pipeline [options])
+
+The whole pipeline on a local control plane (a fresh one per fleet size): two controller
+replicas and an ingest function under the shipped RBAC, N simulated agents under pod-bound
+tokens posting 1 Hz snapshots, two real probe agents (a 910B, a GPU with kernel-log XIDs)
+with SSE consumers, 10/50/100 API watchers. Writes <out>/<timestamp>.json, .md and SVG CDFs.
+
+  --nodes 100,250,500,1000   fleet sizes (8 devices a node)
+  --seconds 60               measured seconds per size (split among the watcher counts)
+  --warmup 20                seconds before measuring
+  --watchers 10,50,100       API watchers of the status ConfigMap, one phase each
+  --fault-interval-ms 1000   a synthetic fault (PCIe link down) this often
+  --fault-seconds 10         how long each lasts
+  --glitch-rate 0.02         glitches per node-second (never a failure)
+  --probe-interval-ms 3000   a fault on a probe agent this often (0: no probes)
+  --baselines                Prometheus + Alertmanager beside the smallest size
+  --out bench/results        where the results go
+  --existing-cluster         run on $KUBECONFIG's cluster
+  --tsx                      run the components from the sources (default: dist/)
+  --seed 1
+
+Exit 0 when no fault was missed or invented and the replay matched; 1 otherwise; 2 for a bad argument.
+`;
+
+/** The bench's options. */
+export interface PipelineBenchOptions {
+  nodes: number[];
+  seconds: number;
+  warmup: number;
+  watchers: number[];
+  faultIntervalMs: number;
+  faultSeconds: number;
+  glitchRate: number;
+  probeIntervalMs: number;
+  baselines: boolean;
+  out: string;
+  existingCluster: boolean;
+  tsx: boolean;
+  seed: number;
+}
+
+const list = (value: string, name: string): number[] => {
+  const values = value.split(',').map(Number);
+  if (values.some((v) => !Number.isInteger(v) || v < 1))
+    throw new Error(`--${name}: whole numbers >= 1, comma-separated`);
+  return values;
+};
+const number = (value: string | undefined, name: string, fallback: number, min = 0): number => {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min) throw new Error(`--${name}: a number >= ${min}`);
+  return n;
+};
+
+/** Parses the command line (one-line errors naming the option). */
+export function parsePipelineArgs(args: readonly string[]): PipelineBenchOptions {
+  const { values, positionals } = parseArgs({
+    args: [...args],
+    allowPositionals: true,
+    options: {
+      nodes: { type: 'string' },
+      seconds: { type: 'string' },
+      warmup: { type: 'string' },
+      watchers: { type: 'string' },
+      'fault-interval-ms': { type: 'string' },
+      'fault-seconds': { type: 'string' },
+      'glitch-rate': { type: 'string' },
+      'probe-interval-ms': { type: 'string' },
+      baselines: { type: 'boolean' },
+      out: { type: 'string' },
+      'existing-cluster': { type: 'boolean' },
+      tsx: { type: 'boolean' },
+      seed: { type: 'string' },
+    },
+  });
+  if (positionals.length > 0) throw new Error(`unexpected argument: ${positionals[0]}`);
+  const glitchRate = number(values['glitch-rate'], 'glitch-rate', 0.02);
+  if (glitchRate > 1) throw new Error('--glitch-rate: at most 1 (glitches per node-second)');
+  return {
+    nodes: list(values.nodes ?? '100,250,500,1000', 'nodes'),
+    seconds: number(values.seconds, 'seconds', 60, 3),
+    warmup: number(values.warmup, 'warmup', 20),
+    watchers: list(values.watchers ?? '10,50,100', 'watchers'),
+    faultIntervalMs: number(values['fault-interval-ms'], 'fault-interval-ms', 1000),
+    faultSeconds: number(values['fault-seconds'], 'fault-seconds', 10, 1),
+    glitchRate,
+    probeIntervalMs: number(values['probe-interval-ms'], 'probe-interval-ms', 3000),
+    baselines: values.baselines === true,
+    out: values.out ?? join(ROOT, 'bench/results'),
+    existingCluster: values['existing-cluster'] === true,
+    tsx: values.tsx === true,
+    seed: number(values.seed, 'seed', 1),
+  };
+}
+
+/** NODE_OPTIONS of a shipped Deployment. */
+async function shippedNodeOptions(manifest: string): Promise<string> {
+  const text = await readFile(join(ROOT, manifest), 'utf8');
+  return /name: NODE_OPTIONS\s+value: (.+)/.exec(text)?.[1]?.trim() ?? '';
+}
+
+/** Runs the sweep; returns the result written and where. */
+export async function pipelineBench(
+  opts: PipelineBenchOptions,
+  log: (line: string) => void,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<{ result: BenchResult; files: { json: string; markdown: string; charts: string[] } }> {
+  const startedAt = new Date().toISOString();
+  if (!opts.existingCluster) await buildControlPlane(log);
+  if (!opts.tsx) {
+    log('[bench] npm run build (the components run dist/, as an image does)');
+    await run('npm', ['run', 'build'], { cwd: ROOT });
+  }
+  // Both Deployments set the same NODE_OPTIONS (heap caps); the controller's are used for both.
+  const nodeOptions = await shippedNodeOptions('k8s/controller/deployment.yaml');
+  const runs: RunResult[] = [];
+  const baselines: BaselineResult[] = [];
+  const sizes = [...opts.nodes].sort((a, b) => a - b);
+  for (const [i, nodes] of sizes.entries()) {
+    const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-plane-'));
+    try {
+      const admin = new k8s.KubeConfig();
+      let planePids: Record<string, number> = {};
+      if (opts.existingCluster) {
+        if (!env.KUBECONFIG) throw new Error('--existing-cluster: KUBECONFIG is unset');
+        admin.loadFromFile(env.KUBECONFIG);
+      } else {
+        const state = await startControlPlane({ stateDir, log });
+        admin.loadFromFile(state.kubeconfig);
+        planePids = state.pids;
+      }
+      log(`[bench] N=${nodes}: ${opts.warmup} s warm-up, ${opts.seconds} s measured`);
+      const outcome = await runPipeline({
+        admin,
+        nodes,
+        warmupSeconds: opts.warmup,
+        measureSeconds: opts.seconds,
+        watcherSteps: opts.watchers,
+        faultIntervalMs: opts.faultIntervalMs,
+        faultSeconds: opts.faultSeconds,
+        glitchRate: opts.glitchRate,
+        probeIntervalMs: opts.probeIntervalMs,
+        seed: opts.seed + i,
+        planePids,
+        prometheus: opts.baselines && i === 0,
+        ...(opts.tsx ? {} : { entry: join(ROOT, 'dist/cli/run.js'), env: { NODE_OPTIONS: nodeOptions } }),
+        log,
+      });
+      runs.push(outcome.run);
+      baselines.push(...outcome.baselines);
+      const { samples: _samples, ...figures } = outcome.run;
+      log(`[bench] N=${nodes}: ${JSON.stringify(figures)}`);
+    } finally {
+      if (!opts.existingCluster) await stopControlPlane(stateDir).catch(() => undefined);
+      await rm(stateDir, { recursive: true, force: true });
+    }
+  }
+  const failures: string[] = [];
+  if (opts.baselines) {
+    const runOn = async (
+      what: string,
+      nodeLifecycle: boolean,
+      body: (admin: k8s.KubeConfig, state: ControlPlaneState) => Promise<BaselineResult>,
+    ): Promise<void> => {
+      if (opts.existingCluster) {
+        log(`[bench] ${what}: skipped with --existing-cluster (needs a plane of its own)`);
+        return;
+      }
+      const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-plane-'));
+      try {
+        const state = await startControlPlane({
+          stateDir,
+          log,
+          ...(nodeLifecycle ? { nodeLifecycle: {} } : {}),
+        });
+        const admin = new k8s.KubeConfig();
+        admin.loadFromFile(state.kubeconfig);
+        const baseline = await body(admin, state);
+        log(`[bench] ${what}: ${JSON.stringify(baseline)}`);
+        baselines.push(baseline);
+      } catch (error) {
+        // The sweep's figures are still written; the report says this baseline is missing.
+        log(`[bench] ${what} failed: ${(error as Error).message}`);
+        failures.push(`${what}: ${(error as Error).message}`);
+      } finally {
+        await stopControlPlane(stateDir).catch(() => undefined);
+        await rm(stateDir, { recursive: true, force: true });
+      }
+    };
+    await runOn('kubernetes events', false, async (admin, state) => {
+      const nodes = Array.from({ length: 100 }, (_, i) => `events-node-${String(i).padStart(3, '0')}`);
+      nodes.push('node-storm', 'node-repeat');
+      return runEventsBaseline({
+        admin,
+        kubeconfigForRecorder: state.kubeconfig,
+        recorderBinary: await buildEventRecorder(log),
+        // 100 nodes with one fault each over 30 s, one node's ECC storm (40 faults in 10 s
+        // over its 8 devices), one fault repeated on another node.
+        faults: stormFaults(nodes, {
+          seed: opts.seed,
+          spreadMs: 30_000,
+          burst: { node: 'node-storm', faults: 40, startMs: 5_000, windowMs: 10_000 },
+          repeat: { node: 'node-repeat', times: 3, startMs: 2_000, intervalMs: 5_000 },
+        }),
+        eventTtl: await apiserverEventTtl(state.pids['kube-apiserver']),
+        log,
+      });
+    });
+    await runOn('node loss', true, (admin) =>
+      runNodeLoss({
+        admin,
+        gracePeriodSeconds: NODE_MONITOR_GRACE_PERIOD_SECONDS,
+        ...(opts.tsx ? {} : { entry: join(ROOT, 'dist/cli/run.js'), env: { NODE_OPTIONS: nodeOptions } }),
+        log,
+      }),
+    );
+  }
+  const result: BenchResult = {
+    kind: 'npu-fault-pipeline-bench',
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    machine: {
+      cpus: cpus().length,
+      model: cpus()[0]?.model ?? 'unknown',
+      node: process.version,
+      memoryGiB: Math.round(totalmem() / 2 ** 30),
+    },
+    command:
+      `npm run bench -- pipeline ${process.argv.slice(process.argv.indexOf('pipeline') + 1).join(' ')}`.trim(),
+    targets: { ...DEFAULT_TARGETS },
+    runs,
+    baselines,
+    ...(failures.length ? { notes: failures } : {}),
+    knee: ['collected_to_written', 'collected_to_watch', 'injected_to_watch']
+      .map((p) => knee(runs, p as 'collected_to_written'))
+      .join(' '),
+  };
+  const files = await writeResults(result, opts.out);
+  return { result, files };
+}

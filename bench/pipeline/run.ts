@@ -1,0 +1,543 @@
+/**
+ * One pipeline-benchmark run at fleet size N on a running control plane: the shipped stack
+ * (two controller replicas and an ingest function as processes under their ServiceAccounts'
+ * tokens with the shipped RBAC, cli/demo/stack.ts), N synthetic agents (fleet.ts) each
+ * under its own pod-bound token, and two probe agents, real `npu-fault agent` processes with
+ * the sim collector, whose faults go in through their fault API: a 910B whose PCIe links go
+ * down (the 1 Hz sampling path) and a GPU whose XIDs enter as kernel-log events (the event
+ * path), each with an SSE consumer on its /v1/fault/stream.
+ *
+ * The measured window is split in phases with 10, 50 and 100 API watchers of the status
+ * ConfigMap. Afterwards the leader's recorded observations are replayed through
+ * `npu-fault replay` and compared, transition by transition, with what the primary watcher
+ * saw published (bench/failover.ts).
+ */
+import * as k8s from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { PublishedDevice, PublishedDocument } from '../../contracts/index.js';
+import { buildFleet, type SimNode } from '../../core/sim/index.js';
+import { followFaultStream, type SeenEntry } from '../../cli/demo/observe.js';
+import { deployPipeline, type DemoStack } from '../../cli/demo/stack.js';
+import { createAgentIdentity } from '../../hack/agent-identity.js';
+import { compareTransitions, parseReplay, PublishedTransitions } from '../failover.js';
+import { apiserverCounters, apiserverScraper, type ApiserverCounters } from './apiserver.js';
+import { SyntheticFleet, createRandom, type FleetMember, type InjectedFault } from './fleet.js';
+import { histogramSummary } from './histogram.js';
+import { startDeviceExporter, type DeviceExporter } from './exporter.js';
+import { startPrometheusBaseline, type PrometheusBaseline } from './prometheus-baseline.js';
+import {
+  PATHS,
+  type BaselineResult,
+  type LosslessCheck,
+  type PathName,
+  type RunResult,
+  type WatcherLoad,
+} from './result.js';
+import { summarise } from './summary.js';
+import { UsageMeter, type Tracked } from './usage.js';
+import { StatusWatchers } from './watchers.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+const SATURATED = 0.85;
+/** A failed device is explained by a fault injected on it until this long after it ended. */
+const EXPLAINS_MS = 30_000;
+/** Marks the run's namespace and Nodes (cleanup, and apart from the demo's). */
+export const BENCH_LABEL = 'npu-fault.io/bench';
+
+/** What one run needs. */
+export interface PipelineRunOptions {
+  admin: k8s.KubeConfig;
+  nodes: number;
+  warmupSeconds: number;
+  measureSeconds: number;
+  /** Watcher counts, one phase of the measured window each. */
+  watcherSteps: readonly number[];
+  faultIntervalMs: number;
+  faultSeconds: number;
+  /** Glitches per node-second. */
+  glitchRate: number;
+  /** A probe fault every this many ms (0: no probe agents). */
+  probeIntervalMs: number;
+  seed: number;
+  /** The script controllers and the function run (dist/cli/run.js as an image does; default: the sources). */
+  entry?: string;
+  env?: Record<string, string>;
+  /** Real Prometheus and Alertmanager scraping the synthetic fleet's device health beside the run. */
+  prometheus?: boolean;
+  /** Control-plane processes to account for (name → pid). */
+  planePids: Record<string, number>;
+  log: (line: string) => void;
+}
+
+/** A probe fault and when each consumer saw it. */
+interface ProbeFault {
+  node: string;
+  device: string;
+  kind: 'link-down' | 'xid';
+  injectedAt: number;
+  /** The published device's `since`: collected_at of the snapshot that failed it. */
+  collectedAt?: number;
+  watchAt?: number;
+  sseAt?: number;
+}
+
+const PROBE_FLEET: { kind: 'nvidia' | '910B'; count: number }[] = [
+  { kind: '910B', count: 1 },
+  { kind: 'nvidia', count: 1 },
+];
+
+/** Creates `count` accelerator Nodes, agent pods and pod-bound tokens, 20 at a time. */
+export async function createMembers(
+  core: k8s.CoreV1Api,
+  namespace: string,
+  count: number,
+  labels: Record<string, string>,
+): Promise<FleetMember[]> {
+  const members: FleetMember[] = [];
+  const names = Array.from({ length: count }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
+  for (let i = 0; i < names.length; i += 20) {
+    const made = await Promise.all(
+      names.slice(i, i + 20).map(async (node, j) => {
+        const identity = await createAgentIdentity(core, namespace, node, `agent-${i + j}`, { labels });
+        return { node, token: await identity.mintToken(7200) };
+      }),
+    );
+    members.push(...made);
+  }
+  return members;
+}
+
+/** Resolves once `test` holds, re-checked every 100 ms, or rejects after `timeoutMs`. */
+async function until(test: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!test()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function text(url: string): Promise<string> {
+  return (await fetch(url, { signal: AbortSignal.timeout(5000) })).text();
+}
+
+/** What one run returns: its figures, and the baselines that ran beside it. */
+export interface PipelineRunOutcome {
+  run: RunResult;
+  baselines: BaselineResult[];
+  /** The synthetic faults injected in the window (epoch ms), for baselines run afterwards. */
+  faults: InjectedFault[];
+}
+
+/** Runs the benchmark at `options.nodes` and returns its figures. */
+export async function runPipeline(options: PipelineRunOptions): Promise<PipelineRunOutcome> {
+  const { admin, log } = options;
+  const core = admin.makeApiClient(k8s.CoreV1Api);
+  const journalDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-journal-'));
+  const runLabel = { [BENCH_LABEL]: `n${options.nodes}-${Date.now()}` };
+  const probeFleet: SimNode[] = options.probeIntervalMs > 0 ? buildFleet(PROBE_FLEET, 7) : [];
+  let stack: DemoStack | undefined;
+  let fleet: SyntheticFleet | undefined;
+  let watchers: StatusWatchers | undefined;
+  const streams: { stop(): void }[] = [];
+  const apiserver = apiserverScraper(admin);
+  let probeTimer: NodeJS.Timeout | undefined;
+  let exporter: DeviceExporter | undefined;
+  let prometheus: PrometheusBaseline | undefined;
+  try {
+    stack = await deployPipeline({
+      admin,
+      fleet: probeFleet,
+      log,
+      tuning: {
+        rules: null,
+        namespacePrefix: `npu-fault-bench-${options.nodes}`,
+        label: BENCH_LABEL,
+        controllerArgs: (identity) => [`--record-observations=${join(journalDir, `${identity}.jsonl`)}`],
+        ...(options.entry ? { entry: options.entry } : {}),
+        ...(options.env ? { env: options.env } : {}),
+      },
+    });
+    const { namespace } = stack;
+    log(`[bench] N=${options.nodes}: creating ${options.nodes} Nodes, agent pods and pod-bound tokens`);
+    const members = await createMembers(core, namespace, options.nodes, runLabel);
+    const functionUrl = `http://127.0.0.1:${await stack.function.port('http')}`;
+    fleet = new SyntheticFleet({
+      functionUrl,
+      members,
+      faultIntervalMs: options.faultIntervalMs,
+      faultSeconds: options.faultSeconds,
+      glitchRate: options.glitchRate,
+      seed: options.seed,
+    });
+    const fleetNodes = new Set(fleet.nodes());
+    const probeDevices = new Map(probeFleet.map((n) => [n.name, n.devices.map((d) => d.id)]));
+    const published = new PublishedTransitions(
+      [...fleet.nodes(), ...probeFleet.map((n) => n.name)],
+      (node) => probeDevices.get(node) ?? fleet!.deviceIds(),
+    );
+    const probeFaults: ProbeFault[] = [];
+    const seenFault = new Map<InjectedFault, number>();
+    const falseFailed = new Set<string>();
+    let measuring = false;
+    let lastDocumentAt = 0;
+    let statusWrites = 0;
+    let statusBytes = 0;
+    let leaderIdentity = '';
+
+    // The primary watcher checks each failed device against the faults injected on it; one
+    // with no fault behind it (glitch noise) is a false failure, whenever it shows.
+    const explainFleet = (node: string, device: PublishedDevice, at: number): boolean => {
+      const fault = fleet!.faultsOn(node, device.id).findLast((f) => f.injectedAt <= at);
+      if (!fault || at > fault.restoreAt + EXPLAINS_MS) return false;
+      if (!seenFault.has(fault)) seenFault.set(fault, at);
+      return true;
+    };
+    const explainProbe = (node: string, device: PublishedDevice, at: number): boolean => {
+      const fault = probeFaults.findLast((f) => f.node === node && f.device === device.id);
+      if (!fault || fault.injectedAt > at || at > fault.injectedAt + EXPLAINS_MS) return false;
+      if (fault.watchAt === undefined) {
+        fault.watchAt = at;
+        const since = device.since ? Date.parse(device.since) : Number.NaN;
+        if (Number.isFinite(since)) fault.collectedAt = since;
+      }
+      return true;
+    };
+    const watcherCheck = (document: PublishedDocument, at: number): void => {
+      for (const [node, entry] of Object.entries(document.nodes)) {
+        const explain = fleetNodes.has(node) ? explainFleet : probeDevices.has(node) ? explainProbe : null;
+        if (!explain) continue;
+        for (const device of entry.npus)
+          if (device.status === 'failed' && !explain(node, device, at))
+            falseFailed.add(`${node}/${device.id}`);
+      }
+    };
+    const nsWatchers = new StatusWatchers(admin, namespace);
+    watchers = nsWatchers;
+    nsWatchers.startPrimary(({ at, bytes, document }) => {
+      lastDocumentAt = at;
+      leaderIdentity = document.publisher.identity;
+      published.observe(document, at);
+      watcherCheck(document, at);
+      if (measuring) {
+        statusWrites++;
+        statusBytes += bytes;
+      }
+    });
+    for (const agent of stack.agents) {
+      streams.push(
+        followFaultStream(agent.node.name, `${agent.url}/v1/fault/stream`, (seen: SeenEntry) => {
+          const devices = (seen.entry as { npus?: { id: string; status: string }[] } | null)?.npus ?? [];
+          for (const d of devices) {
+            if (d.status !== 'failed') continue;
+            const fault = probeFaults.findLast((f) => f.node === seen.node && f.device === d.id);
+            if (fault && fault.injectedAt <= seen.at && fault.sseAt === undefined) fault.sseAt = seen.at;
+          }
+        }),
+      );
+    }
+
+    if (options.prometheus) {
+      const source = fleet;
+      exporter = await startDeviceExporter(() => source.health());
+      prometheus = await startPrometheusBaseline({
+        exporterPort: exporter.port,
+        targets: exporter.targets(),
+        log,
+      });
+    }
+    fleet.start();
+    log(
+      `[bench] N=${options.nodes}: ${options.warmupSeconds} s warm-up (every token reviewed once, JIT warm)`,
+    );
+    await until(() => lastDocumentAt > 0, 60_000, 'the first published document');
+    await new Promise((resolve) => setTimeout(resolve, options.warmupSeconds * 1000));
+    if (prometheus) {
+      await prometheus.waitReady(60_000);
+      log(`[bench] N=${options.nodes}: Prometheus and Alertmanager ready, every target up`);
+    }
+
+    // Probe faults: alternating link-down on the 910B and an XID on the GPU, rotating devices.
+    const random = createRandom(options.seed + 1);
+    let probeCount = 0;
+    const injectProbe = async (): Promise<void> => {
+      const agent = stack!.agents[probeCount % stack!.agents.length];
+      if (!agent) return;
+      const devices = agent.node.devices.map((d) => d.id);
+      const device = devices[Math.floor(probeCount / stack!.agents.length) % devices.length]!;
+      const gpu = agent.node.family === 'nvidia';
+      const fault: ProbeFault = {
+        node: agent.node.name,
+        device,
+        kind: gpu ? 'xid' : 'link-down',
+        injectedAt: Date.now(),
+      };
+      probeFaults.push(fault);
+      probeCount++;
+      const body = gpu ? { kind: 'xid', device, xid: 74 } : { kind: 'link-down', device, seconds: 8 };
+      const response = await fetch(`${agent.url}/v1/sim/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (response.status !== 201)
+        log(`[bench] probe fault refused: ${response.status} ${await response.text()}`);
+    };
+
+    // The measured window.
+    const tracked: Tracked[] = [
+      ...stack.controllers.map((c) => ({
+        name: c.identity === 'replica-1' ? 'controller-1' : 'controller-2',
+        pid: c.child.pid ?? 0,
+      })),
+      { name: 'function', pid: stack.function.child.pid ?? 0 },
+      ...stack.agents.map((a, i) => ({ name: `probe-agent-${i + 1}`, pid: a.process.child.pid ?? 0 })),
+      { name: 'bench (fleet + watchers)', pid: process.pid },
+      ...Object.entries(options.planePids).map(([name, pid]) => ({ name, pid })),
+    ];
+    for (const [i, c] of stack.controllers.entries()) {
+      const entry = tracked[i]!;
+      entry.metrics = {
+        url: `http://127.0.0.1:${await c.port('metrics')}/metrics`,
+        prefix: 'npu_fault_controller_',
+      };
+    }
+    tracked.find((t) => t.name === 'function')!.metrics = {
+      url: `http://127.0.0.1:${await stack.function.port('http')}/metrics`,
+      prefix: 'npu_fault_function_',
+    };
+    const meter = new UsageMeter(tracked);
+    const metricsUrls = await Promise.all(
+      stack.controllers.map(async (c) => `http://127.0.0.1:${await c.port('metrics')}/metrics`),
+    );
+    const leaderBefore = await Promise.all(metricsUrls.map(text));
+    const apiBefore = apiserverCounters(await apiserver.scrape());
+    fleet.startInjecting();
+    if (options.probeIntervalMs > 0) {
+      const next = (): void => {
+        void injectProbe().catch((error: unknown) => log(`[bench] probe fault failed: ${String(error)}`));
+        probeTimer = setTimeout(next, options.probeIntervalMs * (0.75 + 0.5 * random()));
+      };
+      probeTimer = setTimeout(next, options.probeIntervalMs * random());
+    }
+    measuring = true;
+    const startedAt = Date.now();
+    meter.begin(startedAt);
+    const sampler = setInterval(() => void meter.sample(), 1000);
+    const watcherLoads: WatcherLoad[] = [];
+    let widestFanout: number[] = [];
+    const phaseMs = (options.measureSeconds * 1000) / options.watcherSteps.length;
+    try {
+      for (const [i, count] of options.watcherSteps.entries()) {
+        nsWatchers.resize(count);
+        // Watch streams open within a second; the phase is counted after that.
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        nsWatchers.takeFanout(Number.POSITIVE_INFINITY);
+        const from: ApiserverCounters = apiserverCounters(await apiserver.scrape());
+        const phaseStart = Date.now();
+        const phaseEnd = startedAt + phaseMs * (i + 1);
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, phaseEnd - phaseStart)));
+        const to = apiserverCounters(await apiserver.scrape());
+        const seconds = (Date.now() - phaseStart) / 1000;
+        const { samples: fanoutSamples, ...fanout } = nsWatchers.takeFanout(Date.now() - 1000);
+        widestFanout = fanoutSamples;
+        watcherLoads.push({
+          watchers: nsWatchers.count(),
+          seconds: Math.round(seconds),
+          egressBytesPerSecond: Math.round((to.configMapWatchBytes - from.configMapWatchBytes) / seconds),
+          eventsPerSecond: Number(
+            ((to.configMapWatchEvents - from.configMapWatchEvents) / seconds).toFixed(1),
+          ),
+          fanout,
+        });
+        log(`[bench] N=${options.nodes}: ${JSON.stringify(watcherLoads.at(-1))}`);
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    measuring = false;
+    clearTimeout(probeTimer);
+    fleet.stopInjecting();
+    const usage = meter.end();
+    const apiAfter = apiserverCounters(await apiserver.scrape());
+    const leaderIndex = stack.controllers.findIndex((c) => c.identity === leaderIdentity);
+    const leaderAfter = await text(metricsUrls[Math.max(0, leaderIndex)]!);
+    const collectedToWritten = histogramSummary(
+      leaderBefore[Math.max(0, leaderIndex)] ?? '',
+      leaderAfter,
+      'npu_fault_controller_publish_latency_seconds',
+      ['kind="failed"'],
+    );
+
+    // Every injected fault gets time to show (a fault injected in the last second included).
+    const injected = fleet
+      .injected()
+      .filter((f) => f.injectedAt <= startedAt + options.measureSeconds * 1000);
+    const firstAlert = (f: InjectedFault): number | undefined =>
+      prometheus?.firing.find(
+        (a) => a.node === f.node && `npu${a.device}` === f.device && a.receivedAt >= f.injectedAt,
+      )?.receivedAt;
+    // An alert needs up to scrape + evaluation interval and the notification after the fault.
+    const prometheusDeadline = Date.now() + (prometheus ? 30_000 : 0);
+    await until(
+      () =>
+        (!prometheus ||
+          Date.now() > prometheusDeadline ||
+          injected.every((f) => firstAlert(f) !== undefined)) &&
+        injected.every((f) => seenFault.has(f)) &&
+        probeFaults.every((f) => f.watchAt !== undefined && f.sseAt !== undefined),
+      prometheus ? 40_000 : 20_000,
+      'every fault to be seen',
+    ).catch((error: unknown) => log(`[bench] ${String(error)}`));
+    await fleet.stop();
+    const endAt = lastDocumentAt;
+    nsWatchers.stop();
+    for (const s of streams.splice(0)) s.stop();
+
+    // The lossless check: the leader's recorded observations through `npu-fault replay`.
+    const lossless = await losslessCheck(
+      join(journalDir, `${leaderIdentity || 'replica-1'}.jsonl`),
+      published,
+      endAt,
+    );
+
+    const samples: Partial<Record<PathName, number[]>> = {};
+    const add = (path: PathName, value: number | undefined): void => {
+      if (value === undefined || !Number.isFinite(value)) return;
+      (samples[path] ??= []).push(value);
+    };
+    for (const f of injected) {
+      const seen = seenFault.get(f);
+      if (f.sentAt !== undefined) add('injected_to_sent', f.sentAt - f.injectedAt);
+      if (f.sentAt !== undefined && f.answeredAt !== undefined)
+        add('sent_to_answered', f.answeredAt - f.sentAt);
+      if (seen !== undefined && f.sentAt !== undefined) add('collected_to_watch', seen - f.sentAt);
+      if (seen !== undefined) add('injected_to_watch', seen - f.injectedAt);
+    }
+    for (const f of probeFaults) {
+      if (f.collectedAt !== undefined) add('injected_to_sent', Math.max(0, f.collectedAt - f.injectedAt));
+      if (f.watchAt !== undefined && f.collectedAt !== undefined)
+        add('collected_to_watch', f.watchAt - f.collectedAt);
+      if (f.watchAt !== undefined)
+        add(f.kind === 'xid' ? 'event_to_watch' : 'injected_to_watch', f.watchAt - f.injectedAt);
+      if (f.sseAt !== undefined) add('injected_to_sse', f.sseAt - f.injectedAt);
+      if (f.sseAt !== undefined && f.watchAt !== undefined) add('watch_to_sse', f.sseAt - f.watchAt);
+    }
+    // The fan-out samples of the phase with the most watchers (every phase is in `watchers`).
+    samples.watch_fanout = widestFanout;
+    const latency = Object.fromEntries(
+      PATHS.map((p) => [p, summarise(samples[p] ?? [])]),
+    ) as RunResult['latency'];
+    latency.collected_to_written = collectedToWritten;
+    const missed =
+      injected.filter((f) => !seenFault.has(f)).length +
+      probeFaults.filter((f) => f.watchAt === undefined).length;
+    const seconds = usage.seconds;
+    const baselines: BaselineResult[] = [];
+    if (prometheus) {
+      const latencies = injected.flatMap((f) => {
+        const at = firstAlert(f);
+        return at === undefined ? [] : [at - f.injectedAt];
+      });
+      baselines.push({
+        name: 'prometheus-alertmanager',
+        configuration: { ...prometheus.configuration, nodes: options.nodes },
+        latency: summarise(latencies),
+        samples: latencies,
+        injected: injected.length,
+        seen: latencies.length,
+        missed: injected.length - latencies.length,
+        findings: {
+          'what it sees':
+            'the device gauge at each scrape; a fault shorter than the scrape interval can fall between scrapes',
+          'faults lasted (s)': options.faultSeconds,
+          'alerts received': prometheus.firing.length,
+        },
+      });
+    }
+    const result: RunResult = {
+      nodes: options.nodes,
+      devices: options.nodes * 8,
+      measuredSeconds: Math.round(seconds),
+      machineBusy: usage.machineBusy,
+      saturated: usage.machineBusy > SATURATED,
+      faults: {
+        injected: injected.length + probeFaults.length,
+        seenFailed:
+          injected.filter((f) => seenFault.has(f)).length + probeFaults.filter((f) => f.watchAt).length,
+        missed,
+        falseFailed: falseFailed.size,
+      },
+      latency,
+      samples,
+      components: usage.components,
+      api: {
+        statusWritesPerSecond: Number((statusWrites / seconds).toFixed(2)),
+        statusBytesPerSecond: Math.round(statusBytes / seconds),
+        allWritesPerSecond: Number(((apiAfter.writes - apiBefore.writes) / seconds).toFixed(1)),
+      },
+      watchers: watcherLoads,
+      lossless,
+    };
+    return { run: result, baselines, faults: injected };
+  } finally {
+    await prometheus?.stop().catch(() => undefined);
+    await exporter?.close().catch(() => undefined);
+    clearTimeout(probeTimer);
+    watchers?.stop();
+    for (const s of streams) s.stop();
+    await fleet?.stop().catch(() => undefined);
+    await apiserver.close().catch(() => undefined);
+    await cleanupMembers(core, runLabel, stack?.namespace).catch(() => undefined);
+    await stack?.dispose().catch(() => undefined);
+    await rm(journalDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Deletes the run's synthetic Nodes and their agent pods (at once: no kubelet runs them to
+ * confirm a graceful deletion, so the namespace could not go otherwise).
+ */
+export async function cleanupMembers(
+  core: k8s.CoreV1Api,
+  label: Record<string, string>,
+  namespace: string | undefined,
+): Promise<void> {
+  const selector = Object.entries(label)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+  await core.deleteCollectionNode({ labelSelector: selector });
+  if (namespace) await core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
+}
+
+/** Replays `journal` and compares its transitions with the published ones. */
+async function losslessCheck(
+  journal: string,
+  published: PublishedTransitions,
+  endAt: number,
+): Promise<LosslessCheck> {
+  const { stdout } = await run(process.execPath, [join(ROOT, 'bin/npu-fault.js'), 'replay', journal], {
+    maxBuffer: 512 * 1024 * 1024,
+  });
+  const replayed = parseReplay(stdout);
+  const comparison = compareTransitions(published.steps, replayed, { publishIntervalMs: 1000, endAt });
+  const count = (t: Map<string, unknown[]>): number => [...t.values()].reduce((n, l) => n + l.length, 0);
+  return {
+    published: count(published.steps),
+    replayed: count(replayed),
+    lost: comparison.lost,
+    duplicated: comparison.duplicated,
+    merged: comparison.merged,
+    details: [
+      ...(comparison.pendingAtEnd
+        ? [`${comparison.pendingAtEnd} pending at the end (not yet published)`]
+        : []),
+      ...comparison.examples,
+    ],
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * API watchers of the status ConfigMap, as consumers in many namespaces would hold them: one
+ * primary that reads every document (fault detection, the lossless check) and any number of
+ * others that only note when each version reached them (the fan-out delay and the
+ * apiserver's watch egress). Each is its own watch stream, so the apiserver does the work it
+ * would do for that many pods.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import { FAULT_DATA_KEY, type PublishedDocument } from '../../contracts/index.js';
+import { watchStatusConfigMap } from '../../cli/demo/observe.js';
+import { summarise } from './summary.js';
+import type { PathSummary } from './result.js';
+
+/** One document version as the primary watcher received it. */
+export interface Arrival {
+  resourceVersion: string;
+  at: number;
+  bytes: number;
+  document: PublishedDocument;
+}
+
+/** The watchers of one run. */
+export class StatusWatchers {
+  readonly #kc: k8s.KubeConfig;
+  readonly #namespace: string;
+  readonly #others: { stop(): void }[] = [];
+  /** resourceVersion → arrival time at each watcher (index 0: the primary). */
+  readonly #arrivals = new Map<string, number[]>();
+  #primary?: { stop(): void };
+  #fanout: number[] = [];
+
+  constructor(kc: k8s.KubeConfig, namespace: string) {
+    this.#kc = kc;
+    this.#namespace = namespace;
+  }
+
+  /** Starts the primary watcher; `onDocument` gets every version. */
+  startPrimary(onDocument: (arrival: Arrival) => void): void {
+    this.#primary = watchStatusConfigMap(this.#kc, this.#namespace, (object, at) => {
+      const text = object.data?.[FAULT_DATA_KEY];
+      const resourceVersion = object.metadata?.resourceVersion ?? '';
+      this.#note(resourceVersion, at);
+      if (text === undefined) return;
+      onDocument({
+        resourceVersion,
+        at,
+        bytes: Buffer.byteLength(text),
+        document: JSON.parse(text) as PublishedDocument,
+      });
+    });
+  }
+
+  /** Total watchers, primary included. */
+  count(): number {
+    return this.#others.length + (this.#primary ? 1 : 0);
+  }
+
+  /** Adds or removes plain watchers until `total` watch (the primary counts as one). */
+  resize(total: number): void {
+    while (this.count() < total)
+      this.#others.push(
+        watchStatusConfigMap(this.#kc, this.#namespace, (object, at) =>
+          this.#note(object.metadata?.resourceVersion ?? '', at),
+        ),
+      );
+    while (this.count() > Math.max(total, 1)) this.#others.pop()?.stop();
+  }
+
+  /**
+   * The fan-out delays since the last call: per version every watcher saw, each other
+   * watcher's arrival after the first one's. Versions still arriving (newer than `before`) wait.
+   */
+  takeFanout(before: number): PathSummary & { samples: number[] } {
+    const watchers = this.count();
+    for (const [version, times] of this.#arrivals) {
+      const first = Math.min(...times);
+      if (times.length < watchers && first > before) continue;
+      for (const t of times) if (t !== first) this.#fanout.push(t - first);
+      this.#arrivals.delete(version);
+    }
+    const samples = this.#fanout;
+    this.#fanout = [];
+    return { ...summarise(samples), samples };
+  }
+
+  stop(): void {
+    this.#primary?.stop();
+    for (const w of this.#others.splice(0)) w.stop();
+  }
+
+  #note(resourceVersion: string, at: number): void {
+    const times = this.#arrivals.get(resourceVersion);
+    if (times) times.push(at);
+    else this.#arrivals.set(resourceVersion, [at]);
+  }
+}
