@@ -42,6 +42,30 @@ describe('the failover transition check', () => {
     expect(compareTransitions(p.steps, r, options)).toMatchObject({ matched: 2, lost: 0, duplicated: 0 });
   });
 
+  it('starts a device where its node is unobserved, and counts an observed node going unknown', () => {
+    const unobserved = { ...doc({}), unobserved: ['n'] } as PublishedDocument;
+    const p = follow(
+      [0, unobserved],
+      // The first snapshot had a reason: unknown from the start, as in the replay.
+      [1500, doc({ npu0: { status: 'unknown', since: 1000 } })],
+      [2500, doc({})],
+      // Observed, then the agent went quiet and came back: transitions in both.
+      [9500, doc({ npu1: { status: 'unknown', since: 9000 } })],
+      [12_500, doc({})],
+    );
+    // npu0's unknown start and first healthy are its start, as in the replay.
+    expect(p.steps.get('n/npu0')).toBeUndefined();
+    expect(p.steps.get('n/npu1')?.map((s) => s.status)).toEqual(['unknown', 'healthy']);
+    const r = parseReplay(
+      [
+        replay([1000, 'unknown', 'healthy'], [9000, 'healthy', 'unknown'], [12_000, 'unknown', 'healthy']),
+        JSON.stringify({ at: iso(2000), node: 'n', npu: 'npu0', from: 'unknown', to: 'healthy' }),
+      ].join('\n'),
+    );
+    expect(r.get('n/npu0')).toBeUndefined();
+    expect(compareTransitions(p.steps, r, options)).toMatchObject({ matched: 2, lost: 0, duplicated: 0 });
+  });
+
   it('counts a status never published as lost, and one published twice as duplicated', () => {
     const p = follow(
       [1500, doc({ npu1: { status: 'failed', since: 1000 } })],

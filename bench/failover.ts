@@ -24,10 +24,35 @@ export interface Step {
 /** Transitions per `node/npuN`. */
 export type Transitions = Map<string, Step[]>;
 
+/**
+ * What counts as a transition, alike for the published documents and the replay: a device
+ * starts where nothing is known of it (the replay's `unknown`, the document's `unobserved`);
+ * reaching healthy for the first time, or unknown before that, is its start, not a change.
+ * From then on, and for any change to degraded or failed, every change counts.
+ */
+export class TransitionFilter {
+  readonly #settled = new Set<string>();
+
+  /** True when the change of `key` to `to` is a transition to compare. */
+  counts(key: string, to: string): boolean {
+    if (to === 'degraded' || to === 'failed') {
+      this.#settled.add(key);
+      return true;
+    }
+    if (this.#settled.has(key)) return true;
+    if (to === 'healthy') this.#settled.add(key);
+    return false;
+  }
+}
+
+/** Where a device starts: its node has no snapshot yet. */
+const UNOBSERVED = 'unobserved';
+
 /** Follows published documents and records each device's status changes. */
 export class PublishedTransitions {
   readonly steps: Transitions = new Map();
   readonly #last = new Map<string, string>();
+  readonly #filter = new TransitionFilter();
 
   readonly #deviceIds: (node: string) => readonly string[];
 
@@ -40,18 +65,23 @@ export class PublishedTransitions {
     this.#deviceIds = typeof devices === 'number' ? () => ids : devices;
   }
 
+  /**
+   * A node the document calls `unobserved` has had no snapshot yet: its devices start there,
+   * as they start `unknown` in the replay (TransitionFilter says what counts from there). A
+   * device of a node neither listed nor unobserved is healthy.
+   */
   observe(document: PublishedDocument, seenAt: number): void {
+    const unobserved = new Set(document.unobserved ?? []);
     for (const node of this.nodes) {
       const devices = document.nodes[node]?.npus;
       for (const id of this.#deviceIds(node)) {
         const device = devices?.find((d) => d.id === id);
-        const status = device?.status ?? 'healthy';
+        const status = unobserved.has(node) ? UNOBSERVED : (device?.status ?? 'healthy');
         const key = `${node}/${id}`;
-        const from = this.#last.get(key) ?? 'healthy';
-        if (status === from) continue;
+        const from = this.#last.get(key) ?? UNOBSERVED;
+        if (status === from || status === UNOBSERVED) continue;
         this.#last.set(key, status);
-        // Not yet observed is where every device starts, in the replay too.
-        if (from === 'healthy' && status === 'unknown' && !this.steps.has(key)) continue;
+        if (!this.#filter.counts(key, status)) continue;
         const since = device?.since === undefined ? Number.NaN : Date.parse(device.since);
         const step = {
           status,
@@ -70,6 +100,7 @@ export class PublishedTransitions {
 /** `npu-fault replay` output (one JSON line per change) as transitions. */
 export function parseReplay(stdout: string): Transitions {
   const steps: Transitions = new Map();
+  const filter = new TransitionFilter();
   for (const line of stdout.split('\n')) {
     if (line.trim() === '') continue;
     const t = JSON.parse(line) as {
@@ -80,8 +111,8 @@ export function parseReplay(stdout: string): Transitions {
       to: string;
       reason?: string | null;
     };
-    if (t.from === 'unknown' && (t.to === 'healthy' || t.to === 'unknown')) continue;
     const key = `${t.node}/${t.npu}`;
+    if (t.from === t.to || !filter.counts(key, t.to)) continue;
     const step = { status: t.to, reason: t.reason ?? null, at: Date.parse(t.at) };
     const list = steps.get(key);
     if (list) list.push(step);
@@ -103,6 +134,9 @@ export interface Comparison {
   inLeaderlessGap: number;
   /** Replayed transitions in the last publish interval of the run (not yet published when it stopped). */
   pendingAtEnd: number;
+  /** `lost` and `duplicated` by the status changed to (a lost `failed` is a lost fault). */
+  lostByStatus: Record<string, number>;
+  duplicatedByStatus: Record<string, number>;
   /** Up to 5 examples of lost and duplicated transitions, for the report. */
   examples: string[];
 }
@@ -125,6 +159,8 @@ export function compareTransitions(
     merged: 0,
     inLeaderlessGap: 0,
     pendingAtEnd: 0,
+    lostByStatus: {},
+    duplicatedByStatus: {},
     examples: [],
   };
   const slack = options.slackMs ?? 1000;
@@ -149,6 +185,7 @@ export function compareTransitions(
         else if (step.at >= options.endAt - options.publishIntervalMs) result.pendingAtEnd++;
         else {
           result.lost++;
+          result.lostByStatus[step.status] = (result.lostByStatus[step.status] ?? 0) + 1;
           example(`lost ${key} >${step.status} at ${new Date(step.at).toISOString()}`);
         }
       }
@@ -159,6 +196,7 @@ export function compareTransitions(
       while (k < r.length && !(r[k]!.status === step.status && r[k]!.at <= seenAt + slack)) k++;
       if (k >= r.length || r[k]!.at > seenAt + slack) {
         result.duplicated++;
+        result.duplicatedByStatus[step.status] = (result.duplicatedByStatus[step.status] ?? 0) + 1;
         example(`duplicated ${key} >${step.status} seen ${new Date(seenAt).toISOString()}`);
         shown = step.status;
         continue;

@@ -266,6 +266,8 @@ export function eventsBaselineResult(run: EventsRunRecord): BaselineResult {
   const ttl = run.eventTtlSeconds;
   return {
     name: 'kubernetes-events',
+    notComparable:
+      'delivery only (emit → a watcher sees the Event; the emitter detects nothing here): its findings are loss, aggregation and expiry under a storm',
     configuration: {
       recorder: `client-go ${run.clientGo} record.NewBroadcaster() + StartRecordingToSink, default CorrelatorOptions`,
       recorders: 'one per node (each node runs its own plugin: own correlator, own API client)',

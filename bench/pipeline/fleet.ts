@@ -58,7 +58,13 @@ export interface FleetCounters {
   failedPosts: number;
   statuses: Record<string, number>;
   glitches: { spikes: number; ecc: number; skipped: number };
+  /** Snapshots an agent dropped from its full queue (the function too slow for too long). */
+  dropped: number;
 }
+
+/** The agent's sender defaults (agent/config.ts push.maxQueue; a batch's most snapshots). */
+const MAX_QUEUE = 60;
+const MAX_BATCH = 60;
 
 /** Park–Miller: reproducible choices without Math.random. */
 export function createRandom(seed: number): () => number {
@@ -79,6 +85,10 @@ interface Member {
   spike: Set<number>;
   skipNext: boolean;
   silenced?: boolean;
+  /** A request of this agent is in flight (the agent's sender sends one at a time). */
+  sending: boolean;
+  /** Snapshots (JSON) queued meanwhile, with the faults each carries first. */
+  queue: { json: string; carried: InjectedFault[] }[];
 }
 
 type WireNpu = {
@@ -95,6 +105,7 @@ export class SyntheticFleet {
     failedPosts: 0,
     statuses: {},
     glitches: { spikes: 0, ecc: 0, skipped: 0 },
+    dropped: 0,
   };
   readonly #members: Member[];
   readonly #active = new Map<string, InjectedFault>();
@@ -110,7 +121,11 @@ export class SyntheticFleet {
   constructor(readonly options: FleetOptions) {
     this.#random = createRandom(options.seed);
     this.#devices = options.devicesPerNode ?? 8;
-    this.#dispatcher = new Agent({ connections: options.connections ?? 64, keepAliveTimeout: 30_000 });
+    // One keep-alive connection per agent, as the function sees them in production.
+    this.#dispatcher = new Agent({
+      connections: options.connections ?? options.members.length,
+      keepAliveTimeout: 30_000,
+    });
     this.#members = options.members.map((m) => ({
       node: m.node,
       token: m.token,
@@ -121,6 +136,8 @@ export class SyntheticFleet {
       phaseMs: Math.floor(this.#random() * 1000),
       spike: new Set(),
       skipNext: false,
+      sending: false,
+      queue: [],
     }));
   }
 
@@ -244,9 +261,33 @@ export class SyntheticFleet {
         fault.sentAt = now;
         carried.push(fault);
       }
-    const post = this.#post(member, JSON.stringify(member.snapshot), carried);
+    member.queue.push({ json: JSON.stringify(member.snapshot), carried });
+    // The agent's sender: the oldest snapshot goes when its queue is full (its XIDs would move
+    // on; this fleet has none).
+    if (member.queue.length > MAX_QUEUE) {
+      member.queue.shift();
+      this.counters.dropped++;
+    }
+    if (!member.sending) this.#sendQueued(member);
+  }
+
+  /** Sends what the agent has queued: one snapshot bare, more as one batch (agent/push/sender.ts). */
+  #sendQueued(member: Member): void {
+    const batch = member.queue.splice(0, MAX_BATCH);
+    if (batch.length === 0) return;
+    member.sending = true;
+    const body =
+      batch.length === 1 ? batch[0]!.json : `{"snapshots":[${batch.map((b) => b.json).join(',')}]}`;
+    const post = this.#post(
+      member,
+      body,
+      batch.flatMap((b) => b.carried),
+    ).finally(() => {
+      member.sending = false;
+      this.#inFlight.delete(post);
+      if (!this.#stopped) this.#sendQueued(member);
+    });
     this.#inFlight.add(post);
-    void post.finally(() => this.#inFlight.delete(post));
   }
 
   /** Noise the smoothing must absorb: one-sample spikes, correctable ECC, a missed second. */

@@ -38,7 +38,7 @@ import { writeResults } from './output.js';
 import { DEFAULT_TARGETS } from './report.js';
 import type { BaselineResult, BenchResult, RunResult } from './result.js';
 import { runNodeLoss } from './node-loss-run.js';
-import { runPipeline } from './run.js';
+import { runPipeline, type PipelineRunOptions } from './run.js';
 import { knee } from './summary.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -162,6 +162,21 @@ export async function pipelineBench(
   }
   // Both Deployments set the same NODE_OPTIONS (heap caps); the controller's are used for both.
   const nodeOptions = await shippedNodeOptions('k8s/controller/deployment.yaml');
+  const runOptions = (admin: k8s.KubeConfig, nodes: number, seed: number): PipelineRunOptions => ({
+    admin,
+    nodes,
+    warmupSeconds: opts.warmup,
+    measureSeconds: opts.seconds,
+    watcherSteps: opts.watchers,
+    faultIntervalMs: opts.faultIntervalMs,
+    faultSeconds: opts.faultSeconds,
+    glitchRate: opts.glitchRate,
+    probeIntervalMs: opts.probeIntervalMs,
+    seed,
+    planePids: {},
+    ...(opts.tsx ? {} : { entry: join(ROOT, 'dist/cli/run.js'), env: { NODE_OPTIONS: nodeOptions } }),
+    log,
+  });
   const runs: RunResult[] = [];
   const baselines: BaselineResult[] = [];
   const sizes = [...opts.nodes].sort((a, b) => a - b);
@@ -179,24 +194,8 @@ export async function pipelineBench(
         planePids = state.pids;
       }
       log(`[bench] N=${nodes}: ${opts.warmup} s warm-up, ${opts.seconds} s measured`);
-      const outcome = await runPipeline({
-        admin,
-        nodes,
-        warmupSeconds: opts.warmup,
-        measureSeconds: opts.seconds,
-        watcherSteps: opts.watchers,
-        faultIntervalMs: opts.faultIntervalMs,
-        faultSeconds: opts.faultSeconds,
-        glitchRate: opts.glitchRate,
-        probeIntervalMs: opts.probeIntervalMs,
-        seed: opts.seed + i,
-        planePids,
-        prometheus: opts.baselines && i === 0,
-        ...(opts.tsx ? {} : { entry: join(ROOT, 'dist/cli/run.js'), env: { NODE_OPTIONS: nodeOptions } }),
-        log,
-      });
+      const outcome = await runPipeline({ ...runOptions(admin, nodes, opts.seed + i), planePids });
       runs.push(outcome.run);
-      baselines.push(...outcome.baselines);
       const { samples: _samples, ...figures } = outcome.run;
       log(`[bench] N=${nodes}: ${JSON.stringify(figures)}`);
     } finally {
@@ -236,6 +235,18 @@ export async function pipelineBench(
         await rm(stateDir, { recursive: true, force: true });
       }
     };
+    // Prometheus and Alertmanager beside the pipeline at the smallest size, on the same
+    // faults and clock: a run of its own, so their cost does not skew the sweep's figures.
+    await runOn('prometheus + alertmanager', false, async (admin, state) => {
+      const outcome = await runPipeline({
+        ...runOptions(admin, sizes[0]!, opts.seed),
+        planePids: state.pids,
+        prometheus: true,
+      });
+      const baseline = outcome.baselines[0];
+      if (!baseline) throw new Error('the run returned no Prometheus baseline');
+      return baseline;
+    });
     await runOn('kubernetes events', false, async (admin, state) => {
       const nodes = Array.from({ length: 100 }, (_, i) => `events-node-${String(i).padStart(3, '0')}`);
       nodes.push('node-storm', 'node-repeat');

@@ -100,6 +100,7 @@ export async function runNodeLoss(options: NodeLossOptions): Promise<BaselineRes
     const silenceSummary = summarise(silence);
     return {
       name: 'node-ready-condition',
+      notComparable: `node loss, not a device fault: our agent-silence detection (p50 ${silenceSummary.p50 ?? 'never'} ms) is the figure to set against it`,
       configuration: {
         nodes: count,
         'nodes lost': lostCount,

@@ -72,6 +72,8 @@ export interface PrometheusBaseline {
   configuration: Record<string, string | number>;
   /** Where the two listen (loopback), for a caller that wants their APIs or metrics. */
   urls: { prometheus: string; alertmanager: string };
+  /** Their process ids (the benchmark accounts for their CPU and memory). */
+  pids: { prometheus: number; alertmanager: number };
   /** Each alert once per (node, device, startsAt), in arrival order. */
   firing: FiringAlert[];
   /** Resolves once both are ready, Prometheus knows Alertmanager and every target is up. */
@@ -318,6 +320,7 @@ export async function startPrometheusBaseline(
   return {
     configuration,
     urls: { prometheus: prometheusUrl, alertmanager: alertmanagerUrl },
+    pids: { prometheus: prometheus.pid, alertmanager: alertmanager.pid },
     firing: webhook.firing,
     onFiring: webhook.onFiring,
     async waitReady(timeoutMs = 60_000) {
@@ -374,6 +377,7 @@ async function notReadyBecause(
 /** A spawned binary: its exit and its stderr's last lines. */
 interface Watched {
   name: string;
+  pid: number;
   tail: string[];
   exitCode: number | string | undefined;
   exited: Promise<void>;
@@ -384,6 +388,7 @@ interface Watched {
 function watch(name: string, child: ChildProcess): Watched {
   const watched: Watched = {
     name,
+    pid: child.pid ?? 0,
     tail: [],
     exitCode: undefined,
     exited: new Promise((resolve) => {

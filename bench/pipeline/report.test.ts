@@ -118,7 +118,7 @@ describe('markdownReport', () => {
     expect(rowFor(section(report, '### N = 100'), 'kube-apiserver')).toMatch(/\| — \|$/);
     expect(rowFor(section(report, '## API writes'), '100')).toBe('| 100 | 1.00 | 29.3 KiB/s | 3.50 |');
     const watchers = section(report, '## Watcher egress');
-    expect(watchers).toContain('| 100 | 10 | 60 | 293.0 KiB/s | 10.0 | 12.0 | 50.0 |');
+    expect(watchers).toContain('| 100 | 10 | 60 | 293.0 KiB/s | — | 10.0 | 12.0 | 50.0 |');
     expect(rowFor(section(report, '## Faults'), '100')).toBe(
       '| 100 | 10 | 8 | 2 | 1 | **2 missed, 1 false failed** |',
     );
@@ -150,6 +150,44 @@ describe('markdownReport', () => {
       '| no-n | 100 (baseline N not stated) | 8000.0 | 400.0 | 20.0× | pass |',
       '| no-n | 250 (baseline N not stated) | 8000.0 | 500.0 | 16.0× | pass |',
     ]);
+  });
+
+  it('compares a baseline run beside the pipeline with that same run, a saturated one as a lower bound', () => {
+    const result = sampleBenchResult({
+      runs: [withLatency(sampleRun(100), { injected_to_watch: summary(400) })],
+      baselines: [
+        sampleBaseline('beside', 1, {
+          latency: summary(8000),
+          configuration: { nodes: 100 },
+          sameRun: { nodes: 100, machineBusy: 0.9, saturated: true, pipeline: summary(500) },
+        }),
+        sampleBaseline('close', 1, {
+          latency: summary(4000),
+          sameRun: { nodes: 100, machineBusy: 0.5, saturated: false, pipeline: summary(500) },
+        }),
+      ],
+    });
+    const report = markdownReport(result, []);
+    const rows = section(report, '### Pipeline against baselines');
+    // Its own run's pipeline (500 ms), not the sweep's N = 100 (400 ms).
+    expect(rowFor(rows, 'beside')).toBe(
+      '| beside | 100, same run (saturated, 90 % busy: a lower bound) | 8000.0 | 500.0 | 16.0× | pass |',
+    );
+    expect(rowFor(rows, 'close')).toBe(
+      '| close | 100, same run (50 % busy) | 4000.0 | 500.0 | 8.0× | **miss** (2.0× short) |',
+    );
+    expect(report).toContain('close vs pipeline in the same run: 8.0× < 10×');
+  });
+
+  it('gives a baseline that times something else its reason instead of a verdict', () => {
+    const result = sampleBenchResult({
+      baselines: [sampleBaseline('events', 1, { latency: summary(5), notComparable: 'delivery only' })],
+    });
+    const report = markdownReport(result, []);
+    expect(rowFor(section(report, '### Pipeline against baselines'), 'events')).toMatch(
+      /\| delivery only \|$/,
+    );
+    expect(report).not.toContain('events vs pipeline');
   });
 
   it('shows a baseline configured for an N that was not run', () => {

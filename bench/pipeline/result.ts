@@ -56,6 +56,8 @@ export interface WatcherLoad {
   seconds: number;
   /** Bytes the apiserver sent to watchers of configmaps (apiserver_watch_events_sizes_sum delta) per second. */
   egressBytesPerSecond: number;
+  /** What the watchers received: each status version's document size times the watchers it reached, per second. */
+  deliveredDocumentBytesPerSecond?: number;
   /** Watch events sent per second (apiserver_watch_events_total delta). */
   eventsPerSecond: number;
   /** Write acknowledged (first watcher) → every watcher has it. */
@@ -70,6 +72,9 @@ export interface LosslessCheck {
   duplicated: number;
   /** Replayed statuses shorter than one publish interval, merged away (not a loss). */
   merged: number;
+  /** Lost and duplicated by the status changed to: a lost `failed` is a lost fault. */
+  lostByStatus?: Record<string, number>;
+  duplicatedByStatus?: Record<string, number>;
   details: string[];
 }
 
@@ -89,6 +94,14 @@ export interface RunResult {
     missed: number;
     /** Devices published failed that no fault was injected on (glitch noise): must be 0. */
     falseFailed: number;
+  };
+  /** What the synthetic agents did: requests, failures, snapshots dropped from a full queue, glitches. */
+  fleet?: {
+    posts: number;
+    failedPosts: number;
+    dropped: number;
+    statuses: Record<string, number>;
+    glitches: { spikes: number; ecc: number; skipped: number };
   };
   latency: Record<PathName, PathSummary>;
   /** The raw samples behind `latency`, for CDFs (collected_to_written is a histogram: none). */
@@ -115,8 +128,19 @@ export interface BaselineResult {
   injected: number;
   seen: number;
   missed: number;
-  /** Anything else it showed (aggregation, rate limiting, expiry, …), in words and figures. */
+  /** Anything else it showed (aggregation, rate limits, expiry, …), in words and figures. */
   findings: Record<string, string | number>;
+  /**
+   * The pipeline in the same run, on the same faults and clock (a baseline that runs beside
+   * it): its end-to-end latency, and whether the baseline's own cost saturated the machine
+   * (which slows the pipeline: the ratio is then a lower bound).
+   */
+  sameRun?: { nodes: number; machineBusy: number; saturated: boolean; pipeline: PathSummary };
+  /**
+   * Why its latency is not set against the pipeline's end to end (it times another thing:
+   * delivery only, or node loss); the report then shows this instead of a verdict.
+   */
+  notComparable?: string;
 }
 
 /** The whole file. */

@@ -299,6 +299,12 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
       ...stack.agents.map((a, i) => ({ name: `probe-agent-${i + 1}`, pid: a.process.child.pid ?? 0 })),
       { name: 'bench (fleet + watchers)', pid: process.pid },
       ...Object.entries(options.planePids).map(([name, pid]) => ({ name, pid })),
+      ...(prometheus
+        ? [
+            { name: 'prometheus (baseline)', pid: prometheus.pids.prometheus },
+            { name: 'alertmanager (baseline)', pid: prometheus.pids.alertmanager },
+          ]
+        : []),
     ];
     for (const [i, c] of stack.controllers.entries()) {
       const entry = tracked[i]!;
@@ -344,12 +350,17 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, phaseEnd - phaseStart)));
         const to = apiserverCounters(await apiserver.scrape());
         const seconds = (Date.now() - phaseStart) / 1000;
-        const { samples: fanoutSamples, ...fanout } = nsWatchers.takeFanout(Date.now() - 1000);
+        const {
+          samples: fanoutSamples,
+          deliveredBytes,
+          ...fanout
+        } = nsWatchers.takeFanout(Date.now() - 1000);
         widestFanout = fanoutSamples;
         watcherLoads.push({
           watchers: nsWatchers.count(),
           seconds: Math.round(seconds),
           egressBytesPerSecond: Math.round((to.configMapWatchBytes - from.configMapWatchBytes) / seconds),
+          deliveredDocumentBytesPerSecond: Math.round(deliveredBytes / seconds),
           eventsPerSecond: Number(
             ((to.configMapWatchEvents - from.configMapWatchEvents) / seconds).toFixed(1),
           ),
@@ -430,15 +441,15 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     }
     // The fan-out samples of the phase with the most watchers (every phase is in `watchers`).
     samples.watch_fanout = widestFanout;
-    const latency = Object.fromEntries(
-      PATHS.map((p) => [p, summarise(samples[p] ?? [])]),
-    ) as RunResult['latency'];
-    latency.collected_to_written = collectedToWritten;
     const missed =
       injected.filter((f) => !seenFault.has(f)).length +
       probeFaults.filter((f) => f.watchAt === undefined).length;
     const seconds = usage.seconds;
     const baselines: BaselineResult[] = [];
+    const latency = Object.fromEntries(
+      PATHS.map((p) => [p, summarise(samples[p] ?? [])]),
+    ) as RunResult['latency'];
+    latency.collected_to_written = collectedToWritten;
     if (prometheus) {
       const latencies = injected.flatMap((f) => {
         const at = firstAlert(f);
@@ -458,6 +469,12 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
           'faults lasted (s)': options.faultSeconds,
           'alerts received': prometheus.firing.length,
         },
+        sameRun: {
+          nodes: options.nodes,
+          machineBusy: usage.machineBusy,
+          saturated: usage.machineBusy > SATURATED,
+          pipeline: latency.injected_to_watch,
+        },
       });
     }
     const result: RunResult = {
@@ -473,6 +490,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
         missed,
         falseFailed: falseFailed.size,
       },
+      fleet: { ...fleet.counters },
       latency,
       samples,
       components: usage.components,
@@ -533,7 +551,14 @@ async function losslessCheck(
     lost: comparison.lost,
     duplicated: comparison.duplicated,
     merged: comparison.merged,
+    lostByStatus: comparison.lostByStatus,
+    duplicatedByStatus: comparison.duplicatedByStatus,
     details: [
+      ...(comparison.lost + comparison.duplicated > 0
+        ? [
+            `lost by status ${JSON.stringify(comparison.lostByStatus)}, duplicated by status ${JSON.stringify(comparison.duplicatedByStatus)}`,
+          ]
+        : []),
       ...(comparison.pendingAtEnd
         ? [`${comparison.pendingAtEnd} pending at the end (not yet published)`]
         : []),

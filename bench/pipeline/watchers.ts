@@ -26,8 +26,11 @@ export class StatusWatchers {
   readonly #others: { stop(): void }[] = [];
   /** resourceVersion → arrival time at each watcher (index 0: the primary). */
   readonly #arrivals = new Map<string, number[]>();
+  /** resourceVersion → the document's size, from the primary. */
+  readonly #sizes = new Map<string, number>();
   #primary?: { stop(): void };
   #fanout: number[] = [];
+  #delivered = 0;
 
   constructor(kc: k8s.KubeConfig, namespace: string) {
     this.#kc = kc;
@@ -41,6 +44,7 @@ export class StatusWatchers {
       const resourceVersion = object.metadata?.resourceVersion ?? '';
       this.#note(resourceVersion, at);
       if (text === undefined) return;
+      this.#sizes.set(resourceVersion, Buffer.byteLength(text));
       onDocument({
         resourceVersion,
         at,
@@ -69,18 +73,24 @@ export class StatusWatchers {
   /**
    * The fan-out delays since the last call: per version every watcher saw, each other
    * watcher's arrival after the first one's. Versions still arriving (newer than `before`) wait.
+   * `deliveredBytes`: the status documents the watchers received in that time (each version's
+   * fault.json size times the watchers it reached; the watch events' framing not counted).
    */
-  takeFanout(before: number): PathSummary & { samples: number[] } {
+  takeFanout(before: number): PathSummary & { samples: number[]; deliveredBytes: number } {
     const watchers = this.count();
     for (const [version, times] of this.#arrivals) {
       const first = Math.min(...times);
       if (times.length < watchers && first > before) continue;
       for (const t of times) if (t !== first) this.#fanout.push(t - first);
+      this.#delivered += times.length * (this.#sizes.get(version) ?? 0);
       this.#arrivals.delete(version);
+      this.#sizes.delete(version);
     }
     const samples = this.#fanout;
+    const deliveredBytes = this.#delivered;
     this.#fanout = [];
-    return { ...summarise(samples), samples };
+    this.#delivered = 0;
+    return { ...summarise(samples), samples, deliveredBytes };
   }
 
   stop(): void {
