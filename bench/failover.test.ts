@@ -66,6 +66,25 @@ describe('the failover transition check', () => {
     expect(compareTransitions(p.steps, r, options)).toMatchObject({ matched: 2, lost: 0, duplicated: 0 });
   });
 
+  it("puts a late snapshot's change back after the agent-unreachable change the engine made first", () => {
+    // Printed by time: the late snapshot's change is stamped with its collected_at (13 s),
+    // before the deadline the engine had already fired (17 s).
+    const r = parseReplay(
+      replay([12_000, 'unknown', 'healthy'], [13_000, 'unknown', 'healthy'], [17_000, 'healthy', 'unknown']),
+    );
+    expect(r.get('n/npu1')?.map((s) => [s.status, s.at - T])).toEqual([
+      ['unknown', 17_000],
+      ['healthy', 13_000],
+    ]);
+    const p = follow(
+      [0, { ...doc({}), unobserved: ['n'] } as PublishedDocument],
+      [12_500, doc({})],
+      [18_500, doc({ npu1: { status: 'unknown', since: 18_000 } })],
+      [19_500, doc({})],
+    );
+    expect(compareTransitions(p.steps, r, options)).toMatchObject({ matched: 2, lost: 0, duplicated: 0 });
+  });
+
   it('counts a status never published as lost, and one published twice as duplicated', () => {
     const p = follow(
       [1500, doc({ npu1: { status: 'failed', since: 1000 } })],

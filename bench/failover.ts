@@ -97,28 +97,60 @@ export class PublishedTransitions {
   }
 }
 
-/** `npu-fault replay` output (one JSON line per change) as transitions. */
+/** One line of `npu-fault replay` output. */
+interface ReplayLine {
+  at: string;
+  node: string;
+  npu: string;
+  from: string;
+  to: string;
+  reason?: string | null;
+}
+
+/**
+ * `npu-fault replay` output (one JSON line per change) as transitions. The replay prints
+ * changes sorted by time, and a change caused by a snapshot that arrived late is stamped with
+ * its collected_at, before an agent-unreachable change stamped at its deadline that the engine
+ * made first: each device's changes are put back in the engine's order by chaining `from` to
+ * the previous `to` (from `unknown`, where every device starts).
+ */
 export function parseReplay(stdout: string): Transitions {
-  const steps: Transitions = new Map();
-  const filter = new TransitionFilter();
+  const byDevice = new Map<string, ReplayLine[]>();
   for (const line of stdout.split('\n')) {
     if (line.trim() === '') continue;
-    const t = JSON.parse(line) as {
-      at: string;
-      node: string;
-      npu: string;
-      from: string;
-      to: string;
-      reason?: string | null;
-    };
+    const t = JSON.parse(line) as ReplayLine;
     const key = `${t.node}/${t.npu}`;
-    if (t.from === t.to || !filter.counts(key, t.to)) continue;
-    const step = { status: t.to, reason: t.reason ?? null, at: Date.parse(t.at) };
-    const list = steps.get(key);
-    if (list) list.push(step);
-    else steps.set(key, [step]);
+    const list = byDevice.get(key);
+    if (list) list.push(t);
+    else byDevice.set(key, [t]);
+  }
+  const steps: Transitions = new Map();
+  const filter = new TransitionFilter();
+  for (const [key, printed] of byDevice) {
+    for (const t of engineOrder(printed)) {
+      if (t.from === t.to || !filter.counts(key, t.to)) continue;
+      const step = { status: t.to, reason: t.reason ?? null, at: Date.parse(t.at) };
+      const list = steps.get(key);
+      if (list) list.push(step);
+      else steps.set(key, [step]);
+    }
   }
   return steps;
+}
+
+/** One device's changes in the order the engine made them: each one's `from` the last one's `to`. */
+function engineOrder(printed: readonly ReplayLine[]): ReplayLine[] {
+  const left = [...printed];
+  const ordered: ReplayLine[] = [];
+  let current = 'unknown';
+  while (left.length > 0) {
+    const next = left.findIndex((t) => t.from === current);
+    // No change leaves the current status: keep the printed order for the rest.
+    const [t] = left.splice(next < 0 ? 0 : next, 1);
+    ordered.push(t!);
+    current = t!.to;
+  }
+  return ordered;
 }
 
 export interface Comparison {

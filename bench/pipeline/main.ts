@@ -11,8 +11,11 @@
  *   --fault-seconds 10         how long each lasts
  *   --glitch-rate 0.02         glitches per node-second (spikes, correctable ECC, a missed push)
  *   --probe-interval-ms 3000   a fault on a real probe agent this often (0: no probe agents)
- *   --baselines                Prometheus + Alertmanager beside the smallest size (needs the
- *                              Debian packages prometheus and prometheus-alertmanager)
+ *   --baselines                after the sweep, each on a fresh plane: Prometheus + Alertmanager
+ *                              beside the pipeline at the smallest size on the same faults (the
+ *                              Debian packages prometheus, prometheus-alertmanager), Kubernetes
+ *                              Events through client-go's EventRecorder under a storm (Go builds
+ *                              it once), node loss against the Ready condition's timeout
  *   --out bench/results        where the results go
  *   --existing-cluster         run on $KUBECONFIG's cluster (one run per size, no fresh plane)
  *   --tsx                      run the components from the sources (default: `npm run build`, dist/)
@@ -28,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import {
   buildControlPlane,
+  killControlPlaneSync,
   startControlPlane,
   stopControlPlane,
   type ControlPlaneState,
@@ -62,7 +66,9 @@ with SSE consumers, 10/50/100 API watchers. Writes <out>/<timestamp>.json, .md a
   --fault-seconds 10         how long each lasts
   --glitch-rate 0.02         glitches per node-second (never a failure)
   --probe-interval-ms 3000   a fault on a probe agent this often (0: no probes)
-  --baselines                Prometheus + Alertmanager beside the smallest size
+  --baselines                then Prometheus + Alertmanager beside the pipeline at the smallest
+                             size, Kubernetes Events (client-go's recorder) under a storm, and
+                             node loss against the Ready condition (each on a fresh plane)
   --out bench/results        where the results go
   --existing-cluster         run on $KUBECONFIG's cluster
   --tsx                      run the components from the sources (default: dist/)
@@ -155,6 +161,29 @@ export async function pipelineBench(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<{ result: BenchResult; files: { json: string; markdown: string; charts: string[] } }> {
   const startedAt = new Date().toISOString();
+  // Ctrl-C or SIGTERM mid-run: every process of the run goes with the bench.
+  const killers = new Set<() => void>();
+  const onSignal = (signal: NodeJS.Signals): void => {
+    for (const kill of killers) kill();
+    process.kill(process.pid, signal);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    return await sweep(opts, log, env, startedAt, killers);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+async function sweep(
+  opts: PipelineBenchOptions,
+  log: (line: string) => void,
+  env: Readonly<Record<string, string | undefined>>,
+  startedAt: string,
+  killers: Set<() => void>,
+): Promise<{ result: BenchResult; files: { json: string; markdown: string; charts: string[] } }> {
   if (!opts.existingCluster) await buildControlPlane(log);
   if (!opts.tsx) {
     log('[bench] npm run build (the components run dist/, as an image does)');
@@ -176,12 +205,14 @@ export async function pipelineBench(
     planePids: {},
     ...(opts.tsx ? {} : { entry: join(ROOT, 'dist/cli/run.js'), env: { NODE_OPTIONS: nodeOptions } }),
     log,
+    killers,
   });
   const runs: RunResult[] = [];
   const baselines: BaselineResult[] = [];
   const sizes = [...opts.nodes].sort((a, b) => a - b);
   for (const [i, nodes] of sizes.entries()) {
     const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-plane-'));
+    const killPlane = (): void => killControlPlaneSync(stateDir);
     try {
       const admin = new k8s.KubeConfig();
       let planePids: Record<string, number> = {};
@@ -190,6 +221,7 @@ export async function pipelineBench(
         admin.loadFromFile(env.KUBECONFIG);
       } else {
         const state = await startControlPlane({ stateDir, log });
+        killers.add(killPlane);
         admin.loadFromFile(state.kubeconfig);
         planePids = state.pids;
       }
@@ -200,6 +232,7 @@ export async function pipelineBench(
       log(`[bench] N=${nodes}: ${JSON.stringify(figures)}`);
     } finally {
       if (!opts.existingCluster) await stopControlPlane(stateDir).catch(() => undefined);
+      killers.delete(killPlane);
       await rm(stateDir, { recursive: true, force: true });
     }
   }
@@ -215,6 +248,8 @@ export async function pipelineBench(
         return;
       }
       const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-plane-'));
+      const killPlane = (): void => killControlPlaneSync(stateDir);
+      killers.add(killPlane);
       try {
         const state = await startControlPlane({
           stateDir,
@@ -232,6 +267,7 @@ export async function pipelineBench(
         failures.push(`${what}: ${(error as Error).message}`);
       } finally {
         await stopControlPlane(stateDir).catch(() => undefined);
+        killers.delete(killPlane);
         await rm(stateDir, { recursive: true, force: true });
       }
     };

@@ -13,37 +13,26 @@
  * saw published (bench/failover.ts).
  */
 import * as k8s from '@kubernetes/client-node';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import type { PublishedDevice, PublishedDocument } from '../../contracts/index.js';
 import { buildFleet, type SimNode } from '../../core/sim/index.js';
-import { followFaultStream, type SeenEntry } from '../../cli/demo/observe.js';
 import { deployPipeline, type DemoStack } from '../../cli/demo/stack.js';
 import { createAgentIdentity } from '../../hack/agent-identity.js';
-import { compareTransitions, parseReplay, PublishedTransitions } from '../failover.js';
+import { PublishedTransitions } from '../failover.js';
+import { losslessCheck } from './lossless.js';
 import { apiserverCounters, apiserverScraper, type ApiserverCounters } from './apiserver.js';
-import { SyntheticFleet, createRandom, type FleetMember, type InjectedFault } from './fleet.js';
+import { SyntheticFleet, type FleetMember, type InjectedFault } from './fleet.js';
+import { PROBE_FLEET, ProbeAgents } from './probes.js';
 import { histogramSummary } from './histogram.js';
 import { startDeviceExporter, type DeviceExporter } from './exporter.js';
 import { startPrometheusBaseline, type PrometheusBaseline } from './prometheus-baseline.js';
-import {
-  PATHS,
-  type BaselineResult,
-  type LosslessCheck,
-  type PathName,
-  type RunResult,
-  type WatcherLoad,
-} from './result.js';
+import { PATHS, type BaselineResult, type PathName, type RunResult, type WatcherLoad } from './result.js';
 import { summarise } from './summary.js';
 import { UsageMeter, type Tracked } from './usage.js';
 import { StatusWatchers } from './watchers.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const run = promisify(execFile);
 const SATURATED = 0.85;
 /** A failed device is explained by a fault injected on it until this long after it ended. */
 const EXPLAINS_MS = 30_000;
@@ -70,27 +59,12 @@ export interface PipelineRunOptions {
   env?: Record<string, string>;
   /** Real Prometheus and Alertmanager scraping the synthetic fleet's device health beside the run. */
   prometheus?: boolean;
+  /** Where the run registers what kills its processes at once (Ctrl-C); it removes them when done. */
+  killers?: Set<() => void>;
   /** Control-plane processes to account for (name → pid). */
   planePids: Record<string, number>;
   log: (line: string) => void;
 }
-
-/** A probe fault and when each consumer saw it. */
-interface ProbeFault {
-  node: string;
-  device: string;
-  kind: 'link-down' | 'xid';
-  injectedAt: number;
-  /** The published device's `since`: collected_at of the snapshot that failed it. */
-  collectedAt?: number;
-  watchAt?: number;
-  sseAt?: number;
-}
-
-const PROBE_FLEET: { kind: 'nvidia' | '910B'; count: number }[] = [
-  { kind: '910B', count: 1 },
-  { kind: 'nvidia', count: 1 },
-];
 
 /** Creates `count` accelerator Nodes, agent pods and pod-bound tokens, 20 at a time. */
 export async function createMembers(
@@ -141,14 +115,14 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
   const journalDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-journal-'));
   const runLabel = { [BENCH_LABEL]: `n${options.nodes}-${Date.now()}` };
   const probeFleet: SimNode[] = options.probeIntervalMs > 0 ? buildFleet(PROBE_FLEET, 7) : [];
+  let probes: ProbeAgents | undefined;
   let stack: DemoStack | undefined;
   let fleet: SyntheticFleet | undefined;
   let watchers: StatusWatchers | undefined;
-  const streams: { stop(): void }[] = [];
   const apiserver = apiserverScraper(admin);
-  let probeTimer: NodeJS.Timeout | undefined;
   let exporter: DeviceExporter | undefined;
   let prometheus: PrometheusBaseline | undefined;
+  let killBaseline: (() => void) | undefined;
   try {
     stack = await deployPipeline({
       admin,
@@ -164,6 +138,8 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
       },
     });
     const { namespace } = stack;
+    const killStack = stack.killSync;
+    options.killers?.add(killStack);
     log(`[bench] N=${options.nodes}: creating ${options.nodes} Nodes, agent pods and pod-bound tokens`);
     const members = await createMembers(core, namespace, options.nodes, runLabel);
     const functionUrl = `http://127.0.0.1:${await stack.function.port('http')}`;
@@ -176,12 +152,12 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
       seed: options.seed,
     });
     const fleetNodes = new Set(fleet.nodes());
-    const probeDevices = new Map(probeFleet.map((n) => [n.name, n.devices.map((d) => d.id)]));
+    const probeAgents = new ProbeAgents(stack.agents, { seed: options.seed + 1, log });
+    probes = probeAgents;
     const published = new PublishedTransitions(
       [...fleet.nodes(), ...probeFleet.map((n) => n.name)],
-      (node) => probeDevices.get(node) ?? fleet!.deviceIds(),
+      (node) => probeAgents.deviceIds(node) ?? fleet!.deviceIds(),
     );
-    const probeFaults: ProbeFault[] = [];
     const seenFault = new Map<InjectedFault, number>();
     const falseFailed = new Set<string>();
     let measuring = false;
@@ -198,19 +174,13 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
       if (!seenFault.has(fault)) seenFault.set(fault, at);
       return true;
     };
-    const explainProbe = (node: string, device: PublishedDevice, at: number): boolean => {
-      const fault = probeFaults.findLast((f) => f.node === node && f.device === device.id);
-      if (!fault || fault.injectedAt > at || at > fault.injectedAt + EXPLAINS_MS) return false;
-      if (fault.watchAt === undefined) {
-        fault.watchAt = at;
-        const since = device.since ? Date.parse(device.since) : Number.NaN;
-        if (Number.isFinite(since)) fault.collectedAt = since;
-      }
-      return true;
-    };
     const watcherCheck = (document: PublishedDocument, at: number): void => {
       for (const [node, entry] of Object.entries(document.nodes)) {
-        const explain = fleetNodes.has(node) ? explainFleet : probeDevices.has(node) ? explainProbe : null;
+        const explain = fleetNodes.has(node)
+          ? explainFleet
+          : probeAgents.has(node)
+            ? (n: string, d: PublishedDevice, t: number) => probeAgents.explain(n, d, t, EXPLAINS_MS)
+            : null;
         if (!explain) continue;
         for (const device of entry.npus)
           if (device.status === 'failed' && !explain(node, device, at))
@@ -229,18 +199,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
         statusBytes += bytes;
       }
     });
-    for (const agent of stack.agents) {
-      streams.push(
-        followFaultStream(agent.node.name, `${agent.url}/v1/fault/stream`, (seen: SeenEntry) => {
-          const devices = (seen.entry as { npus?: { id: string; status: string }[] } | null)?.npus ?? [];
-          for (const d of devices) {
-            if (d.status !== 'failed') continue;
-            const fault = probeFaults.findLast((f) => f.node === seen.node && f.device === d.id);
-            if (fault && fault.injectedAt <= seen.at && fault.sseAt === undefined) fault.sseAt = seen.at;
-          }
-        }),
-      );
-    }
+    probeAgents.followStreams();
 
     if (options.prometheus) {
       const source = fleet;
@@ -250,6 +209,11 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
         targets: exporter.targets(),
         log,
       });
+      const { pids } = prometheus;
+      killBaseline = (): void => {
+        for (const pid of [pids.prometheus, pids.alertmanager]) process.kill(pid, 'SIGKILL');
+      };
+      options.killers?.add(killBaseline);
     }
     fleet.start();
     log(
@@ -261,33 +225,6 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
       await prometheus.waitReady(60_000);
       log(`[bench] N=${options.nodes}: Prometheus and Alertmanager ready, every target up`);
     }
-
-    // Probe faults: alternating link-down on the 910B and an XID on the GPU, rotating devices.
-    const random = createRandom(options.seed + 1);
-    let probeCount = 0;
-    const injectProbe = async (): Promise<void> => {
-      const agent = stack!.agents[probeCount % stack!.agents.length];
-      if (!agent) return;
-      const devices = agent.node.devices.map((d) => d.id);
-      const device = devices[Math.floor(probeCount / stack!.agents.length) % devices.length]!;
-      const gpu = agent.node.family === 'nvidia';
-      const fault: ProbeFault = {
-        node: agent.node.name,
-        device,
-        kind: gpu ? 'xid' : 'link-down',
-        injectedAt: Date.now(),
-      };
-      probeFaults.push(fault);
-      probeCount++;
-      const body = gpu ? { kind: 'xid', device, xid: 74 } : { kind: 'link-down', device, seconds: 8 };
-      const response = await fetch(`${agent.url}/v1/sim/faults`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      if (response.status !== 201)
-        log(`[bench] probe fault refused: ${response.status} ${await response.text()}`);
-    };
 
     // The measured window.
     const tracked: Tracked[] = [
@@ -324,13 +261,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     const leaderBefore = await Promise.all(metricsUrls.map(text));
     const apiBefore = apiserverCounters(await apiserver.scrape());
     fleet.startInjecting();
-    if (options.probeIntervalMs > 0) {
-      const next = (): void => {
-        void injectProbe().catch((error: unknown) => log(`[bench] probe fault failed: ${String(error)}`));
-        probeTimer = setTimeout(next, options.probeIntervalMs * (0.75 + 0.5 * random()));
-      };
-      probeTimer = setTimeout(next, options.probeIntervalMs * random());
-    }
+    probeAgents.startInjecting(options.probeIntervalMs);
     measuring = true;
     const startedAt = Date.now();
     meter.begin(startedAt);
@@ -372,7 +303,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
       clearInterval(sampler);
     }
     measuring = false;
-    clearTimeout(probeTimer);
+    probeAgents.stopInjecting();
     fleet.stopInjecting();
     const usage = meter.end();
     const apiAfter = apiserverCounters(await apiserver.scrape());
@@ -401,14 +332,14 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
           Date.now() > prometheusDeadline ||
           injected.every((f) => firstAlert(f) !== undefined)) &&
         injected.every((f) => seenFault.has(f)) &&
-        probeFaults.every((f) => f.watchAt !== undefined && f.sseAt !== undefined),
+        probeAgents.allSeen(),
       prometheus ? 40_000 : 20_000,
       'every fault to be seen',
     ).catch((error: unknown) => log(`[bench] ${String(error)}`));
     await fleet.stop();
     const endAt = lastDocumentAt;
     nsWatchers.stop();
-    for (const s of streams.splice(0)) s.stop();
+    probeAgents.stop();
 
     // The lossless check: the leader's recorded observations through `npu-fault replay`.
     const lossless = await losslessCheck(
@@ -430,7 +361,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
       if (seen !== undefined && f.sentAt !== undefined) add('collected_to_watch', seen - f.sentAt);
       if (seen !== undefined) add('injected_to_watch', seen - f.injectedAt);
     }
-    for (const f of probeFaults) {
+    for (const f of probeAgents.faults) {
       if (f.collectedAt !== undefined) add('injected_to_sent', Math.max(0, f.collectedAt - f.injectedAt));
       if (f.watchAt !== undefined && f.collectedAt !== undefined)
         add('collected_to_watch', f.watchAt - f.collectedAt);
@@ -443,7 +374,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     samples.watch_fanout = widestFanout;
     const missed =
       injected.filter((f) => !seenFault.has(f)).length +
-      probeFaults.filter((f) => f.watchAt === undefined).length;
+      probeAgents.faults.filter((f) => f.watchAt === undefined).length;
     const seconds = usage.seconds;
     const baselines: BaselineResult[] = [];
     const latency = Object.fromEntries(
@@ -484,9 +415,10 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
       machineBusy: usage.machineBusy,
       saturated: usage.machineBusy > SATURATED,
       faults: {
-        injected: injected.length + probeFaults.length,
+        injected: injected.length + probeAgents.faults.length,
         seenFailed:
-          injected.filter((f) => seenFault.has(f)).length + probeFaults.filter((f) => f.watchAt).length,
+          injected.filter((f) => seenFault.has(f)).length +
+          probeAgents.faults.filter((f) => f.watchAt).length,
         missed,
         falseFailed: falseFailed.size,
       },
@@ -505,15 +437,18 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     return { run: result, baselines, faults: injected };
   } finally {
     await prometheus?.stop().catch(() => undefined);
+    if (killBaseline) options.killers?.delete(killBaseline);
     await exporter?.close().catch(() => undefined);
-    clearTimeout(probeTimer);
+    probes?.stop();
     watchers?.stop();
-    for (const s of streams) s.stop();
     await fleet?.stop().catch(() => undefined);
     await apiserver.close().catch(() => undefined);
     await cleanupMembers(core, runLabel, stack?.namespace).catch(() => undefined);
     await stack?.dispose().catch(() => undefined);
-    await rm(journalDir, { recursive: true, force: true });
+    if (stack) options.killers?.delete(stack.killSync);
+    // NPU_FAULT_BENCH_KEEP_JOURNALS=1 keeps the recorded observations (to replay by hand).
+    if (process.env.NPU_FAULT_BENCH_KEEP_JOURNALS) log(`[bench] journals kept in ${journalDir}`);
+    else await rm(journalDir, { recursive: true, force: true });
   }
 }
 
@@ -531,38 +466,4 @@ export async function cleanupMembers(
     .join(',');
   await core.deleteCollectionNode({ labelSelector: selector });
   if (namespace) await core.deleteCollectionNamespacedPod({ namespace, gracePeriodSeconds: 0 });
-}
-
-/** Replays `journal` and compares its transitions with the published ones. */
-async function losslessCheck(
-  journal: string,
-  published: PublishedTransitions,
-  endAt: number,
-): Promise<LosslessCheck> {
-  const { stdout } = await run(process.execPath, [join(ROOT, 'bin/npu-fault.js'), 'replay', journal], {
-    maxBuffer: 512 * 1024 * 1024,
-  });
-  const replayed = parseReplay(stdout);
-  const comparison = compareTransitions(published.steps, replayed, { publishIntervalMs: 1000, endAt });
-  const count = (t: Map<string, unknown[]>): number => [...t.values()].reduce((n, l) => n + l.length, 0);
-  return {
-    published: count(published.steps),
-    replayed: count(replayed),
-    lost: comparison.lost,
-    duplicated: comparison.duplicated,
-    merged: comparison.merged,
-    lostByStatus: comparison.lostByStatus,
-    duplicatedByStatus: comparison.duplicatedByStatus,
-    details: [
-      ...(comparison.lost + comparison.duplicated > 0
-        ? [
-            `lost by status ${JSON.stringify(comparison.lostByStatus)}, duplicated by status ${JSON.stringify(comparison.duplicatedByStatus)}`,
-          ]
-        : []),
-      ...(comparison.pendingAtEnd
-        ? [`${comparison.pendingAtEnd} pending at the end (not yet published)`]
-        : []),
-      ...comparison.examples,
-    ],
-  };
 }
