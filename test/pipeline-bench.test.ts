@@ -11,7 +11,7 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BenchResult } from '../bench/pipeline/result.js';
+import { PATHS, type BenchResult } from '../bench/pipeline/result.js';
 import { BENCH_LABEL } from '../bench/pipeline/run.js';
 import { adminKubeConfig } from './setup/cluster.js';
 import { runCli } from './setup/run-cli.js';
@@ -56,16 +56,7 @@ describe('npu-fault bench pipeline (20-node smoke)', () => {
     expect(runResult!.lossless).toMatchObject({ lost: 0, duplicated: 0 });
     expect(runResult!.lossless.published).toBeGreaterThan(0);
     // Each path measured on this run, the probes' (SSE, kernel-log event) included.
-    for (const path of [
-      'injected_to_sent',
-      'sent_to_answered',
-      'collected_to_written',
-      'collected_to_watch',
-      'injected_to_watch',
-      'event_to_watch',
-      'injected_to_sse',
-      'watch_fanout',
-    ] as const)
+    for (const path of PATHS)
       expect({ path, count: runResult!.latency[path].count > 0 }).toEqual({ path, count: true });
     expect(runResult!.watchers.map((w) => w.watchers)).toEqual([2, 5]);
     expect(runResult!.watchers.every((w) => w.egressBytesPerSecond > 0)).toBe(true);
