@@ -86,6 +86,9 @@ describe('markdownReport', () => {
     expect(row).toContain('~~9000.0~~');
     expect(row).toMatch(/saturated: not quoted \|$/);
     expect(report).not.toContain('miss: injected_to_watch');
+    // Neither pass nor miss, and the header says which checks could not be quoted.
+    expect(report).toContain('not quotable: injected_to_watch p99 at N = 1000 (saturated: p99 9000.0 ms)');
+    expect(report).toMatch(/- Targets: \d+ pass, \d+ miss, [1-9]\d* not quotable/);
     expect(report).toContain('N = 1000 kept the machine over 85 % busy');
     expect(rowFor(section(report, '## API writes'), '1000 (saturated: not quoted)')).toContain('~~');
   });

@@ -85,6 +85,8 @@ function verdict(value: number, limit: number, unit: string): { pass: boolean; t
 interface Tally {
   pass: number;
   miss: string[];
+  /** Checks whose run saturated the machine: neither pass nor miss, and said so. */
+  unquoted: string[];
 }
 
 function pathSection(
@@ -106,8 +108,10 @@ function pathSection(
     let outcome = DASH;
     if (applies) {
       targetText = `p99 ≤ ${limit}`;
-      if (r.saturated) outcome = SATURATED;
-      else if (s.p99 === null) outcome = 'no samples';
+      if (r.saturated) {
+        outcome = SATURATED;
+        tally.unquoted.push(`${path} p99 at N = ${r.nodes} (saturated: p99 ${ms(s.p99)} ms)`);
+      } else if (s.p99 === null) outcome = 'no samples';
       else {
         const v = verdict(s.p99, limit, 'ms');
         outcome = v.text;
@@ -393,7 +397,7 @@ export function markdownReport(
   charts: readonly { file: string; title: string }[],
 ): string {
   const runs = [...result.runs].sort((a, b) => a.nodes - b.nodes);
-  const tally: Tally = { pass: 0, miss: [] };
+  const tally: Tally = { pass: 0, miss: [], unquoted: [] };
   const m = result.machine;
   const paths = PATHS.flatMap((p) => pathSection(result, runs, p, tally));
   const baselines = baselineSection(result, runs, tally);
@@ -409,8 +413,9 @@ export function markdownReport(
     saturated.length === 0
       ? '- Saturation: no run saturated the machine.'
       : `- Saturation: ${saturated.map((r) => `N = ${r.nodes}`).join(', ')} kept the machine over 85 % busy: ${SATURATED} (figures struck through).`,
-    `- Targets: ${tally.pass} pass, ${tally.miss.length} miss.`,
+    `- Targets: ${tally.pass} pass, ${tally.miss.length} miss, ${tally.unquoted.length} not quotable (the run saturated the machine).`,
     ...tally.miss.map((miss) => `  - miss: ${miss}`),
+    ...tally.unquoted.map((check) => `  - not quotable: ${check}`),
     ...(result.notes ?? []).map((note) => `- Note: ${note}`),
     '',
     '## Where latency climbs',
