@@ -5,6 +5,7 @@
  * very next scrape and the baseline's latency is Prometheus's and Alertmanager's alone.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { listenOnLoopback } from './loopback.js';
 
 /** One simulated node and its devices' health now. */
 export interface ExportedNode {
@@ -68,14 +69,9 @@ export async function startDeviceExporter(source: () => Iterable<ExportedNode>):
     }
     response.writeHead(200, { 'content-type': CONTENT_TYPE }).end(renderNodeMetrics(entry));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('exporter: no TCP address');
+  const port = await listenOnLoopback(server, 'exporter');
   return {
-    port: address.port,
+    port,
     targets: () => Array.from(source(), ({ node }) => ({ node, path: metricsPath(node) })),
     close: async () => {
       // Prometheus keeps its scrape connections alive: close them, or close() waits for them.

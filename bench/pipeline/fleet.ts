@@ -99,6 +99,7 @@ type WireNpu = {
 
 /** The running fleet. */
 export class SyntheticFleet {
+  /** Every fault injected, in injection order. */
   readonly faults: InjectedFault[] = [];
   readonly counters: FleetCounters = {
     posts: 0,
@@ -173,16 +174,6 @@ export class SyntheticFleet {
   stopInjecting(): void {
     this.#injecting = false;
     clearTimeout(this.#faultTimer);
-  }
-
-  /** Faults injected while injecting, in injection order. */
-  injected(): readonly InjectedFault[] {
-    return this.faults;
-  }
-
-  /** True while a fault is in effect on the device (glitch noise excluded). */
-  faultOn(node: string, device: string): InjectedFault | undefined {
-    return this.#active.get(`${node}/${device}`);
   }
 
   /** Every fault ever injected on the device. */

@@ -177,6 +177,33 @@ export async function pipelineBench(
   }
 }
 
+/**
+ * Runs `body` on a fresh local control plane (the node-lifecycle controller on if asked),
+ * registered with `killers` while it runs and stopped and removed afterwards.
+ */
+async function withFreshPlane<T>(
+  options: { log: (line: string) => void; killers: Set<() => void>; nodeLifecycle?: boolean },
+  body: (admin: k8s.KubeConfig, state: ControlPlaneState) => Promise<T>,
+): Promise<T> {
+  const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-plane-'));
+  const killPlane = (): void => killControlPlaneSync(stateDir);
+  options.killers.add(killPlane);
+  try {
+    const state = await startControlPlane({
+      stateDir,
+      log: options.log,
+      ...(options.nodeLifecycle ? { nodeLifecycle: {} } : {}),
+    });
+    const admin = new k8s.KubeConfig();
+    admin.loadFromFile(state.kubeconfig);
+    return await body(admin, state);
+  } finally {
+    await stopControlPlane(stateDir).catch(() => undefined);
+    options.killers.delete(killPlane);
+    await rm(stateDir, { recursive: true, force: true });
+  }
+}
+
 async function sweep(
   opts: PipelineBenchOptions,
   log: (line: string) => void,
@@ -211,30 +238,22 @@ async function sweep(
   const baselines: BaselineResult[] = [];
   const sizes = [...opts.nodes].sort((a, b) => a - b);
   for (const [i, nodes] of sizes.entries()) {
-    const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-plane-'));
-    const killPlane = (): void => killControlPlaneSync(stateDir);
-    try {
-      const admin = new k8s.KubeConfig();
-      let planePids: Record<string, number> = {};
-      if (opts.existingCluster) {
-        if (!env.KUBECONFIG) throw new Error('--existing-cluster: KUBECONFIG is unset');
-        admin.loadFromFile(env.KUBECONFIG);
-      } else {
-        const state = await startControlPlane({ stateDir, log });
-        killers.add(killPlane);
-        admin.loadFromFile(state.kubeconfig);
-        planePids = state.pids;
-      }
+    const measure = async (admin: k8s.KubeConfig, state?: ControlPlaneState): Promise<void> => {
       log(`[bench] N=${nodes}: ${opts.warmup} s warm-up, ${opts.seconds} s measured`);
-      const outcome = await runPipeline({ ...runOptions(admin, nodes, opts.seed + i), planePids });
+      const outcome = await runPipeline({
+        ...runOptions(admin, nodes, opts.seed + i),
+        planePids: state?.pids ?? {},
+      });
       runs.push(outcome.run);
       const { samples: _samples, ...figures } = outcome.run;
       log(`[bench] N=${nodes}: ${JSON.stringify(figures)}`);
-    } finally {
-      if (!opts.existingCluster) await stopControlPlane(stateDir).catch(() => undefined);
-      killers.delete(killPlane);
-      await rm(stateDir, { recursive: true, force: true });
-    }
+    };
+    if (opts.existingCluster) {
+      if (!env.KUBECONFIG) throw new Error('--existing-cluster: KUBECONFIG is unset');
+      const admin = new k8s.KubeConfig();
+      admin.loadFromFile(env.KUBECONFIG);
+      await measure(admin);
+    } else await withFreshPlane({ log, killers }, measure);
   }
   const failures: string[] = [];
   if (opts.baselines) {
@@ -247,28 +266,14 @@ async function sweep(
         log(`[bench] ${what}: skipped with --existing-cluster (needs a plane of its own)`);
         return;
       }
-      const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-plane-'));
-      const killPlane = (): void => killControlPlaneSync(stateDir);
-      killers.add(killPlane);
       try {
-        const state = await startControlPlane({
-          stateDir,
-          log,
-          ...(nodeLifecycle ? { nodeLifecycle: {} } : {}),
-        });
-        const admin = new k8s.KubeConfig();
-        admin.loadFromFile(state.kubeconfig);
-        const baseline = await body(admin, state);
+        const baseline = await withFreshPlane({ log, killers, nodeLifecycle }, body);
         log(`[bench] ${what}: ${JSON.stringify(baseline)}`);
         baselines.push(baseline);
       } catch (error) {
         // The sweep's figures are still written; the report says this baseline is missing.
         log(`[bench] ${what} failed: ${(error as Error).message}`);
         failures.push(`${what}: ${(error as Error).message}`);
-      } finally {
-        await stopControlPlane(stateDir).catch(() => undefined);
-        killers.delete(killPlane);
-        await rm(stateDir, { recursive: true, force: true });
       }
     };
     // Prometheus and Alertmanager beside the pipeline at the smallest size, on the same

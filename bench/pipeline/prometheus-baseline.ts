@@ -25,6 +25,7 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { HEALTH_METRIC } from './exporter.js';
+import { listenOnLoopback } from './loopback.js';
 
 const run = promisify(execFile);
 
@@ -469,15 +470,10 @@ async function startWebhook(): Promise<{
       }
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('webhook: no TCP address');
+  const port = await listenOnLoopback(server, 'webhook');
   return {
     server,
-    port: address.port,
+    port,
     firing,
     onFiring(listener) {
       listeners.add(listener);
@@ -488,21 +484,8 @@ async function startWebhook(): Promise<{
 
 /** `count` distinct free loopback ports: all held open until every one is chosen. */
 async function freeLoopbackPorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<Server>((resolve, reject) => {
-          const server = createServer();
-          server.once('error', reject);
-          server.listen(0, '127.0.0.1', () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => {
-    const address = server.address();
-    return typeof address === 'object' && address !== null ? address.port : 0;
-  });
+  const servers = Array.from({ length: count }, () => createServer());
+  const ports = await Promise.all(servers.map((server) => listenOnLoopback(server, 'free port')));
   await Promise.all(servers.map((server) => new Promise((done) => server.close(done))));
   return ports;
 }

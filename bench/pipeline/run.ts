@@ -317,9 +317,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     );
 
     // Every injected fault gets time to show (a fault injected in the last second included).
-    const injected = fleet
-      .injected()
-      .filter((f) => f.injectedAt <= startedAt + options.measureSeconds * 1000);
+    const injected = fleet.faults.filter((f) => f.injectedAt <= startedAt + options.measureSeconds * 1000);
     const firstAlert = (f: InjectedFault): number | undefined =>
       prometheus?.firing.find(
         (a) => a.node === f.node && `npu${a.device}` === f.device && a.receivedAt >= f.injectedAt,
