@@ -18,6 +18,14 @@ const ioModules = [
   '@kubernetes/client-node',
 ];
 
+// An ES import of node:http reads all its exports, and its lazy WebSocket getter then loads
+// Node's bundled undici (~5 MiB in a process that never uses it): platform's nodeHttp requires it.
+const nodeHttpImport = {
+  name: 'node:http',
+  allowTypeImports: true,
+  message: "use nodeHttp from platform/ (an ES import of node:http loads Node's bundled undici, ~5 MiB)",
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**'] },
   js.configs.recommended,
@@ -49,6 +57,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
+          paths: [nodeHttpImport],
           patterns: [
             {
               regex: String.raw`^(\.\./)+(cli|hack|test|bench|agent|functions|controller|consumer)(/|$)`,
@@ -59,6 +68,11 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    files: ['platform/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/testing.ts', 'platform/node-http.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [nodeHttpImport] }] },
   },
   {
     // The consumer SDK ships into users' pods: it builds on contracts/ alone, and on no

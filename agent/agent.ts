@@ -8,7 +8,7 @@
 import { access, constants } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { Payload, Snapshot } from '../contracts/index.js';
-import { buildNode, type SimKind } from '../core/sim/index.js';
+import type { SimKind } from '../core/sim/index.js';
 import {
   createHttpServer,
   type Clock,
@@ -29,10 +29,16 @@ import type { AgentConfig, CollectorKind } from './config.js';
 import { createDeviceNodeWatcher, createKmsgFollower } from './events/index.js';
 import { applyInventory, scanInventory, type Inventory } from './inventory/index.js';
 import { createFaultFeed, createLocalApp, type FaultFeed } from './local/index.js';
-import { createExecTool, createProbe, type ExecTool } from './probe/index.js';
+import {
+  createExecTool,
+  createProbe,
+  createStreamTool,
+  type ExecTool,
+  type StreamTool,
+} from './probe/index.js';
 import { createSender, tokenFromFile, type Sender } from './push/index.js';
 import { createSampler, type Sampler } from './sampler/index.js';
-import { FaultBoard, SIM_FAULTS_PATH, createSimCollector, loadSimApi } from './sim/index.js';
+import { FaultBoard, SIM_FAULTS_PATH, loadSimNode } from './sim/index.js';
 
 /** Device node names the watcher follows. */
 const DEVICE_NODE = /^(davinci\d+|nvidia\d+)$/;
@@ -43,8 +49,10 @@ export interface AgentDeps {
   clock: Clock;
   log: Logger;
   registry: Registry;
-  /** Runs tools; default node:child_process, each in its own process group. */
+  /** Runs tools; default execa, each in its own process group. */
   exec?: ExecTool;
+  /** Runs long-lived tools (the nvidia-smi loop); default node:child_process, in its own process group. */
+  stream?: StreamTool;
   /** Outgoing HTTP (push, canary); default node:http for the push, global fetch for the canary. */
   fetch?: typeof fetch;
   /** Randomness of jitter and backoff; default Math.random. */
@@ -90,7 +98,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   // Sampler and sim API refer to each other (an injected XID enters as a kernel event).
   const samplerRef: { current?: Sampler } = {};
   if (simulated) {
-    const createSimApi = await loadSimApi();
+    const { buildNode, createSimCollector, createSimApi } = await loadSimNode();
     const start = clock.now();
     const node = buildNode(config.node, config.sim.kind as SimKind, config.sim.seed);
     board = new FaultBoard(node, start);
@@ -103,7 +111,14 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
       log: log.child({ part: 'sim' }),
     });
   } else {
-    const collectorDeps = { exec, clock, log: log.child({ part: 'collector' }) };
+    const collectorDeps = {
+      exec,
+      clock,
+      log: log.child({ part: 'collector' }),
+      stream: deps.stream ?? createStreamTool(),
+      periodMs: config.sampling.intervalMs,
+      registry,
+    };
     collector =
       kind === 'hdc'
         ? createHdcCollector(config.hdc, collectorDeps)
@@ -248,7 +263,27 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
       return server.start(signal);
     },
   };
-  const runnables: Runnable[] = [serving, sampler, sender, ...eventSources, ...(canary ? [canary] : [])];
+  // What the collector keeps running (the nvidia-smi loop) stops with the agent.
+  const collecting: Runnable = {
+    name: 'collector',
+    start: (signal) =>
+      new Promise<void>((resolve) => {
+        const stop = (): void => {
+          collector.close?.();
+          resolve();
+        };
+        if (signal.aborted) stop();
+        else signal.addEventListener('abort', stop, { once: true });
+      }),
+  };
+  const runnables: Runnable[] = [
+    serving,
+    sampler,
+    sender,
+    collecting,
+    ...eventSources,
+    ...(canary ? [canary] : []),
+  ];
   return {
     runnables,
     server,

@@ -1,21 +1,21 @@
 /**
- * `npm run bench:agent -- [--seconds S] [--xid-every S] [--tsx]`: one node agent's cost and
- * event latency (issue "Agent", Performance): the agent (the compiled build, as an image runs
- * it, with the DaemonSet's NODE_OPTIONS) samples a node of 8 GPUs once a second through the
- * nvidia-smi collector, whose tool is a stand-in script printing the query CSV (a real
- * child process each sample: sh + awk), follows a kernel log (a file here) and pushes to a
- * stand-in ingest function on loopback that answers as the real one does.
+ * `npm run bench:agent -- [--seconds S] [--xid-every S] [--one-shot] [--tsx]`: one node agent's
+ * cost and event latency (issue "Agent", Performance): the agent (the compiled build, as an
+ * image runs it, with the DaemonSet's NODE_OPTIONS) samples a node of 8 GPUs once a second
+ * through the nvidia-smi collector, follows a kernel log (a file here) and pushes to a
+ * stand-in ingest function on loopback that answers as the real one does. The tool is a
+ * stand-in printing the query CSV: by default the agent keeps it running in loop mode (one
+ * perl process printing every period), with `--one-shot` it starts one per sample (sh + awk).
  *
- * Reports: CPU as a share of one core over the run (the agent's own user+system time plus
- * that of its reaped children, from /proc/<pid>/stat), RSS every 10 s (the trend: a linear
- * fit's slope in MiB per 10 minutes, and first/last/max), the stand-in tool's own cost per
- * run, and for an NVIDIA XID line appended to the kernel log every `--xid-every` seconds the
- * time until the snapshot carrying it reaches the function (p50/p95/max). Prints one JSON
- * line. Not part of the test suite. Targets: <= 2% of a core, <= 80 MiB RSS and flat,
- * event to snapshot sent <= 50 ms.
- */
+ * Reports: CPU as a share of one core over the run (the agent's own user+system time, and
+ * its tools': the reaped ones and the live loop, from /proc/<pid>/stat), RSS every 10 s (the
+ * trend: a linear fit's slope in MiB per 10 minutes, and first/last/max), the stand-in tool's
+ * own cost per one-shot run, and for an NVIDIA XID line appended to the kernel log every
+ * `--xid-every` seconds the time until the snapshot carrying it reaches the function
+ * (p50/p95/max). Prints one JSON line. Not part of the test suite. Targets: <= 2% of a core,
+ * <= 80 MiB RSS and flat, event to snapshot sent <= 50 ms. */
 import { execFile } from 'node:child_process';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,19 +33,26 @@ const GPUS = 8;
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
 const USER_HZ = 100;
 
-function options(): { seconds: number; xidEvery: number; tsx: boolean; build: boolean } {
+function options(): { seconds: number; xidEvery: number; tsx: boolean; build: boolean; oneShot: boolean } {
   const { values } = parseArgs({
     options: {
       seconds: { type: 'string' },
       'xid-every': { type: 'string' },
       tsx: { type: 'boolean' },
       'no-build': { type: 'boolean' },
+      'one-shot': { type: 'boolean' },
     },
   });
   const seconds = Number(values.seconds ?? 600);
   const xidEvery = Number(values['xid-every'] ?? 15);
   if (!(seconds >= 20) || !(xidEvery >= 2)) throw new Error('--seconds >= 20, --xid-every >= 2');
-  return { seconds, xidEvery, tsx: values.tsx === true, build: values['no-build'] !== true };
+  return {
+    seconds,
+    xidEvery,
+    tsx: values.tsx === true,
+    build: values['no-build'] !== true,
+    oneShot: values['one-shot'] === true,
+  };
 }
 
 /** The DaemonSet's NODE_OPTIONS (k8s/agent/daemonset.yaml). */
@@ -54,15 +61,13 @@ function shippedNodeOptions(): string {
   return /name: NODE_OPTIONS\s+value: (.+)/.exec(text)?.[1]?.trim() ?? '';
 }
 
-/** A stand-in nvidia-smi: prints one CSV row per GPU for whatever --query-gpu asks. */
+/**
+ * A stand-in nvidia-smi: prints one CSV row per GPU for whatever --query-gpu asks, once (awk),
+ * or with `-lms N` every N ms until killed (one perl process, as the real loop is one process).
+ */
 function fakeNvidiaSmi(dir: string): string {
   const path = join(dir, 'nvidia-smi');
-  writeFileSync(
-    path,
-    `#!/bin/sh
-q=""
-for a in "$@"; do case "$a" in --query-gpu=*) q="\${a#--query-gpu=}";; esac; done
-exec awk -v q="$q" -v n=${GPUS} 'BEGIN {
+  const rows = `
   k = split(q, f, ",")
   for (i = 0; i < n; i++) {
     line = ""
@@ -80,8 +85,21 @@ exec awk -v q="$q" -v n=${GPUS} 'BEGIN {
       line = line (j > 1 ? ", " : "") v
     }
     print line
-  }
+  }`;
+  writeFileSync(
+    path,
+    `#!/bin/sh
+q=""; ms=""; prev=""
+for a in "$@"; do
+  case "$a" in --query-gpu=*) q="\${a#--query-gpu=}";; esac
+  [ "$prev" = "-lms" ] && ms="$a"; prev="$a"
+done
+[ -z "$ms" ] && exec awk -v q="$q" -v n=${GPUS} 'BEGIN {${rows}
 }'
+# Loop mode: the rows once, kept, then printed every period by one process.
+rows=$(awk -v q="$q" -v n=${GPUS} 'BEGIN {${rows}
+}')
+exec perl -e 'use Time::HiRes qw(sleep); $| = 1; my ($rows, $s) = @ARGV; while (1) { print "$rows\n"; sleep($s / 1000); }' "$rows" "$ms"
 `,
     { mode: 0o755 },
   );
@@ -119,12 +137,59 @@ async function standInFunction(
   };
 }
 
-/** utime+stime (own) and cutime+cstime (reaped children), seconds. */
-function cpuSeconds(pid: number): { own: number; children: number } {
+/** utime+stime (own) and cutime+cstime (reaped children) of one process, seconds. */
+function processCpu(pid: number): { own: number; reaped: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const n = (i: number): number => Number(fields[i - 3]);
-  return { own: (n(14) + n(15)) / USER_HZ, children: (n(16) + n(17)) / USER_HZ };
+  return { own: (n(14) + n(15)) / USER_HZ, reaped: (n(16) + n(17)) / USER_HZ };
+}
+
+/** The live descendants of `pid` (children of every thread, recursively). */
+function descendants(pid: number): number[] {
+  const found: number[] = [];
+  const visit = (parent: number): void => {
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${parent}/task`);
+    } catch {
+      return; // gone meanwhile
+    }
+    for (const task of tasks) {
+      let children = '';
+      try {
+        children = readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const child of children.trim().split(' ').filter(Boolean).map(Number)) {
+        found.push(child);
+        visit(child);
+      }
+    }
+  };
+  visit(pid);
+  return found;
+}
+
+/**
+ * CPU seconds of the agent (`own`) and of its tools (`children`): the children it reaped plus
+ * the live ones (the nvidia-smi loop runs the whole time and is never reaped), with their own
+ * reaped children. A tool live at one reading and reaped by the next counts once: the
+ * difference of the two readings is the rest of its time.
+ */
+function cpuSeconds(pid: number): { own: number; children: number } {
+  const agent = processCpu(pid);
+  let children = agent.reaped;
+  for (const child of descendants(pid)) {
+    try {
+      const cpu = processCpu(child);
+      children += cpu.own + cpu.reaped;
+    } catch {
+      // exited meanwhile: its time is in its parent's reaped time by the next reading
+    }
+  }
+  return { own: agent.own, children };
 }
 
 function rssMiB(pid: number): number {
@@ -194,6 +259,7 @@ async function main(): Promise<void> {
         `--token-file=${token}`,
         `--events-kmsg-path=${kmsg}`,
         '--no-events-device-nodes',
+        ...(opts.oneShot ? ['--no-nvidia-smi-loop'] : []),
         '--no-inventory-enabled',
         '--log-level=info', // the 'listening' line carries the port
       ],
@@ -260,6 +326,7 @@ async function main(): Promise<void> {
           p95: round(percentile(sorted, 0.95), 1),
           max: round(sorted.at(-1) ?? Number.NaN, 1),
         },
+        mode: opts.oneShot ? 'one-shot' : 'loop',
         nodeOptions: shippedNodeOptions(),
       })}\n`,
     );

@@ -4,7 +4,16 @@
  * `__proto__` keys (prototype pollution), alias bombs (a few anchors expanding to millions
  * of nodes), and a top level that is not a mapping.
  */
-import { isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document } from 'yaml';
+import { createRequire } from 'node:module';
+import type { Document, LineCounter } from 'yaml';
+
+/**
+ * The yaml package, required on first use rather than imported: every component loads this
+ * module, and one started without a config file (an agent, usually) need not carry the YAML
+ * parser in memory. Synchronous, so parsing stays synchronous; Node caches it after the first.
+ */
+const requireYaml = (): typeof import('yaml') =>
+  createRequire(import.meta.url)('yaml') as typeof import('yaml');
 
 /** A file's text, and the name its errors go by (usually its path). */
 export interface ConfigFile {
@@ -27,6 +36,7 @@ const MAX_ALIAS_COUNT = 100;
 
 /** Parses a config file; returns its value or the error lines (`file:line: message`). */
 export function parseConfigFile(file: ConfigFile): ParsedConfigFile | { errors: string[] } {
+  const { LineCounter, parseDocument, visit, isScalar } = requireYaml();
   const lines = new LineCounter();
   const doc = parseDocument(file.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true });
   const at = (offset: number | undefined): string =>
@@ -62,6 +72,7 @@ export function parseConfigFile(file: ConfigFile): ParsedConfigFile | { errors: 
 }
 
 function lineOf(doc: Document, lines: LineCounter, path: readonly PropertyKey[]): number | undefined {
+  const { isMap, isPair, isScalar, isSeq } = requireYaml();
   let node: unknown = doc.contents;
   let offset = rangeStart(node);
   for (const part of path) {

@@ -10,7 +10,7 @@
  * watch `ERROR` event). `K8sApiError.from` turns any of them into one error type, and the
  * predicates (`isConflict`, …) answer for all of these shapes.
  */
-import { STATUS_CODES } from 'node:http';
+import { nodeHttp } from './node-http.js';
 import { NpuFaultError } from '../core/errors.js';
 
 /** An error of ours: `code` for machines, one-line `message` for people, `status` for servers. */
@@ -29,7 +29,7 @@ export class HttpError extends AppError {
   declare readonly status: number;
   constructor(status: number, message?: string, options?: { cause?: unknown }) {
     assertErrorStatus(status);
-    const text = STATUS_CODES[status] ?? `HTTP ${status}`;
+    const text = nodeHttp.STATUS_CODES[status] ?? `HTTP ${status}`;
     super(snakeCase(text), message ?? text, { status, cause: options?.cause });
   }
 }

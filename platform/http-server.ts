@@ -12,7 +12,8 @@
  * connections then close, keep-alive or not), closes idle keep-alive connections at once,
  * and force-closes whatever is left after the grace period.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { nodeHttp } from './node-http.js';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
@@ -121,7 +122,7 @@ class ComponentServer implements HttpServer {
       this.#rejectListening(new Error(`${this.name}: stopped before listening`));
       return;
     }
-    const server = createServer((req, res) => this.#onRequest(req, res));
+    const server = nodeHttp.createServer((req, res) => this.#onRequest(req, res));
     this.#server = server;
     try {
       await listen(server, this.#options.host, this.#options.port);

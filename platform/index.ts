@@ -53,6 +53,7 @@ export {
   type ReadyCheck,
   type RequestHandler,
 } from './http-server.js';
+export { nodeHttp } from './node-http.js';
 export {
   LOG_LEVELS,
   REDACTED,

@@ -3,8 +3,14 @@
  * the simulator in agent/sim/), and what the tool collectors are built from.
  */
 import type { Payload } from '../../contracts/index.js';
-import type { Clock, Logger } from '../../platform/index.js';
-import type { ExecTool } from '../probe/index.js';
+import type { Clock, Logger, Registry } from '../../platform/index.js';
+import type { ExecTool, StreamTool } from '../probe/index.js';
+
+/** A payload with the time it was read (epoch ms). */
+export interface Reading {
+  payload: Payload;
+  collectedAt: number;
+}
 
 /** One way of reading the node's accelerators. */
 export interface Collector {
@@ -18,6 +24,13 @@ export interface Collector {
    * must then kill its children (with their process group) and reject promptly.
    */
   collect(signal: AbortSignal): Promise<Payload>;
+  /**
+   * As collect, with the time the payload was read, for a collector that reads ahead of the
+   * call (the nvidia-smi loop); the probe uses it where present. Others read at the call.
+   */
+  read?(signal: AbortSignal): Promise<Reading>;
+  /** Stops what the collector keeps running between calls (the nvidia-smi loop). */
+  close?(): void;
 }
 
 /** What the tool collectors are built from. */
@@ -26,4 +39,10 @@ export interface CollectorDeps {
   clock: Clock;
   /** Where a collector reports what does not fail a sample (a failed npu-smi `-t` call). */
   log?: Logger;
+  /** Starts long-lived tools (the nvidia-smi loop); without it every sample is a one-shot run. */
+  stream?: StreamTool;
+  /** The sampling interval (ms): the nvidia-smi loop's period. */
+  periodMs?: number;
+  /** Where a collector's own metrics go (the nvidia-smi loop's). */
+  registry?: Registry;
 }

@@ -3,7 +3,15 @@
  * accelerators implements, and the tool collectors (`hdc`, `npu-smi`, `nvidia-smi`), each
  * with its own config section. The simulator's collector lives in agent/sim/.
  */
-export type { Collector, CollectorDeps } from './collector.js';
+export type { Collector, CollectorDeps, Reading } from './collector.js';
+export {
+  NvidiaSmiLoop,
+  STREAM_FAILURE_REASONS,
+  type NvidiaSmiLoopDeps,
+  type NvidiaSmiLoopOptions,
+  type StreamFailureReason,
+  type StreamSample,
+} from './nvidia-smi-stream.js';
 export { createHdcCollector, hdcCollectorConfigSchema, type HdcCollectorConfig } from './hdc.js';
 export {
   NPU_SMI_DETAIL_TYPES,

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ParseError } from '../../core/errors.js';
 import { DEFAULT_QUERY_FIELDS, ToolError } from '../../core/parsers/index.js';
 import { FakeClock } from '../../platform/index.js';
-import { ExecToolError, createExecTool } from '../probe/index.js';
-import { createFakeTool, fakeExecTool, tempDir, type FakeTool } from '../probe/testing.js';
+import { ExecToolError, createExecTool, createStreamTool } from '../probe/index.js';
+import { createFakeTool, fakeExecTool, fakeStreamTool, tempDir, type FakeTool } from '../probe/testing.js';
 import { describeWithRealFixtures, readRealFixture } from '../../test/fixtures.js';
 import { createNvidiaSmiCollector, nvidiaSmiArgs, readNvidiaQuery } from './nvidia-smi.js';
 import { gpuBusId, gpuRowValues, lostGpuLine, nvidiaQueryRow } from './testing.js';
@@ -29,7 +31,7 @@ describe('createNvidiaSmiCollector (real exec, fake nvidia-smi)', () => {
   it('queries DEFAULT_QUERY_FIELDS as noheader,nounits CSV and reads every GPU', async () => {
     tool.respondAll({ stdout: rows(3, 0, 1, 2) });
     const collector = createNvidiaSmiCollector(
-      { command: tool.path },
+      { command: tool.path, loop: false, loopCooldownSeconds: 60 },
       { exec: createExecTool(), clock: new FakeClock() },
     );
     const payload = await collector.collect(never());
@@ -46,7 +48,7 @@ describe('createNvidiaSmiCollector (real exec, fake nvidia-smi)', () => {
   it('maps a GPU named lost among good rows (exit 15) to that GPU with present:false, keeping the others', async () => {
     tool.respondAll({ stdout: `${rows(3, 0)}${lostGpuLine('0000:3B:00.0')}\n${rows(3, 2)}`, exitCode: 15 });
     const collector = createNvidiaSmiCollector(
-      { command: tool.path },
+      { command: tool.path, loop: false, loopCooldownSeconds: 60 },
       { exec: createExecTool(), clock: new FakeClock() },
     );
     const payload = await collector.collect(never());
@@ -64,7 +66,10 @@ describe('createNvidiaSmiCollector (fake exec)', () => {
   const collectorFor = (answers: Array<string | Error>) => {
     let call = 0;
     const exec = fakeExecTool(() => answers[Math.min(call++, answers.length - 1)] ?? '');
-    return createNvidiaSmiCollector({ command: 'nvidia-smi' }, { exec, clock: new FakeClock() });
+    return createNvidiaSmiCollector(
+      { command: 'nvidia-smi', loop: false, loopCooldownSeconds: 60 },
+      { exec, clock: new FakeClock() },
+    );
   };
 
   it('gives a lost GPU the index, uuid and name it had when last read, so it stays the same device', async () => {
@@ -188,5 +193,143 @@ describeWithRealFixtures('readNvidiaQuery (real nvidia-smi failure outputs)', ()
     expect(() =>
       readNvidiaQuery(readRealFixture('nvidia-smi-error-nvml-mismatch-1.txt'), '', fields),
     ).toThrow(ToolError);
+  });
+});
+
+describe('createNvidiaSmiCollector (loop mode: fake stream, fake exec)', () => {
+  const setup = (oneShot: Array<string | Error> = [rows(2, 0, 1)]) => {
+    let call = 0;
+    const exec = fakeExecTool(() => oneShot[Math.min(call++, oneShot.length - 1)] ?? '');
+    const stream = fakeStreamTool();
+    const clock = new FakeClock();
+    const collector = createNvidiaSmiCollector(
+      { command: 'nvidia-smi', loop: true, loopCooldownSeconds: 60 },
+      { exec, stream, clock, periodMs: 1000 },
+    );
+    const lines = (text: string): string[] => text.split('\n').filter((l) => l !== '');
+    return { exec, stream, clock, collector, lines };
+  };
+
+  it('reads each sample from the one loop, with the time its rows arrived, running no one-shot', async () => {
+    const { exec, stream, clock, collector, lines } = setup();
+    for (let i = 0; i < 3; i++) {
+      const reading = collector.read!(never());
+      await clock.advance(250);
+      stream.streams[0]!.print(...lines(rows(2, 0, 1)));
+      await expect(reading).resolves.toMatchObject({
+        collectedAt: Date.UTC(2026, 0, 1) + 250 * (i + 1),
+        payload: {
+          family: 'nvidia',
+          gpus: [
+            { index: 0, present: true },
+            { index: 1, present: true },
+          ],
+        },
+      });
+    }
+    expect(stream.streams).toHaveLength(1);
+    expect(stream.streams[0]!.args.slice(-2)).toEqual(['-lms', '1000']);
+    expect(exec.calls).toHaveLength(0);
+  });
+
+  it('lets a stderr warning be, and reads a lost GPU with a one-shot run in the same call', async () => {
+    const { exec, stream, collector, lines } = setup([
+      lostExit(`${rows(2, 0)}`, `${lostGpuLine(gpuBusId(1))}\n`),
+    ]);
+    const first = collector.collect(never());
+    stream.streams[0]!.handlers.onStderr('WARNING: infoROM is corrupted at gpu 0000:19:00.0');
+    stream.streams[0]!.print(...lines(rows(2, 0, 1)));
+    await first;
+    expect(stream.streams[0]!.stopped).toBe(false);
+
+    const second = collector.collect(never());
+    stream.streams[0]!.handlers.onStderr(lostGpuLine(gpuBusId(1)));
+    const payload = await second;
+    expect(stream.streams[0]!.stopped).toBe(true);
+    expect(exec.calls).toHaveLength(1);
+    expect(exec.calls[0]!.args).not.toContain('-lms');
+    if (payload.family !== 'nvidia') throw new Error('expected the nvidia family');
+    // The identity it had in the loop's last sample.
+    expect(payload.gpus[1]).toMatchObject({ index: 1, uuid: 'GPU-1a', bus_id: gpuBusId(1), present: false });
+    // One-shot until the cooldown passes.
+    await collector.collect(never());
+    expect(exec.calls).toHaveLength(2);
+    expect(stream.streams).toHaveLength(1);
+  });
+
+  it('gives the loop up when its rows do not read, and the one-shot run decides', async () => {
+    const { exec, stream, collector, lines } = setup();
+    const reading = collector.collect(never());
+    stream.streams[0]!.print(...lines(rows(1, 0).replace('34', '81920 MiB')));
+    await expect(reading).resolves.toMatchObject({ gpus: [{ index: 0 }, { index: 1 }] });
+    expect(stream.streams[0]!.stopped).toBe(true);
+    expect(exec.calls).toHaveLength(1);
+  });
+
+  it('runs one-shot every sample when no stream tool is given, and close() is harmless', async () => {
+    const exec = fakeExecTool(() => rows(1, 0));
+    const collector = createNvidiaSmiCollector(
+      { command: 'nvidia-smi', loop: true, loopCooldownSeconds: 60 },
+      { exec, clock: new FakeClock() },
+    );
+    await collector.collect(never());
+    await collector.collect(never());
+    collector.close?.();
+    expect(exec.calls).toHaveLength(2);
+  });
+});
+
+describe('createNvidiaSmiCollector (loop mode, real processes)', () => {
+  let dir: ReturnType<typeof tempDir>;
+  beforeAll(() => {
+    dir = tempDir('npu-fault-nvidia-loop-');
+  });
+  afterAll(() => dir.remove());
+
+  it('keeps one nvidia-smi running across samples, and falls back to a one-shot run when it reports a GPU lost', async () => {
+    const state = join(dir.path, 'state');
+    writeFileSync(`${state}.rows`, rows(2, 0, 1));
+    // A stand-in for nvidia-smi: with -lms it prints the rows file every period, and a lost
+    // GPU's line on stderr once the file `lost` exists; without it, one answer and exit 15/0.
+    const tool = join(dir.path, 'nvidia-smi');
+    writeFileSync(
+      tool,
+      `#!/bin/bash
+echo "$*" >> '${state}.calls'
+lost='${lostGpuLine(gpuBusId(1))}'
+if [ "$3" = "-lms" ]; then
+  while :; do
+    if [ -e '${state}.lost' ]; then echo "$lost" >&2; else cat '${state}.rows'; fi
+    sleep 0.05
+  done
+fi
+if [ -e '${state}.lost' ]; then head -1 '${state}.rows'; echo "$lost"; exit 15; fi
+cat '${state}.rows'
+`,
+      { mode: 0o755 },
+    );
+    const collector = createNvidiaSmiCollector(
+      { command: tool, loop: true, loopCooldownSeconds: 60 },
+      { exec: createExecTool(), stream: createStreamTool(), clock: new FakeClock(), periodMs: 50 },
+    );
+    try {
+      for (let i = 0; i < 3; i++) {
+        const payload = await collector.collect(AbortSignal.timeout(3000));
+        if (payload.family !== 'nvidia') throw new Error('expected the nvidia family');
+        expect(payload.gpus.map((g) => g.present)).toEqual([true, true]);
+      }
+      const calls = (): string[] => readFileSync(`${state}.calls`, 'utf8').trim().split('\n');
+      expect(calls()).toEqual([`${nvidiaSmiArgs(fields).join(' ')} -lms 50`]);
+      writeFileSync(`${state}.lost`, '');
+      const payload = await collector.collect(AbortSignal.timeout(3000));
+      if (payload.family !== 'nvidia') throw new Error('expected the nvidia family');
+      expect(payload.gpus.map((g) => [g.index, g.present])).toEqual([
+        [0, true],
+        [1, false],
+      ]);
+      expect(calls().slice(1)).toEqual([nvidiaSmiArgs(fields).join(' ')]);
+    } finally {
+      collector.close?.();
+    }
   });
 });

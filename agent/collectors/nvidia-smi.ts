@@ -17,7 +17,8 @@ import { parseWith } from '../../core/errors.js';
 import { DEFAULT_QUERY_FIELDS, ToolError, emptyGpu, parseNvidiaCsv } from '../../core/parsers/index.js';
 import { ExecToolError } from '../probe/index.js';
 import type { DeepReadonly } from '../../platform/index.js';
-import type { Collector, CollectorDeps } from './collector.js';
+import type { Collector, CollectorDeps, Reading } from './collector.js';
+import { NvidiaSmiLoop } from './nvidia-smi-stream.js';
 
 /** The `nvidia-smi` collector's settings. */
 export const nvidiaSmiCollectorConfigSchema = z.strictObject({
@@ -26,6 +27,20 @@ export const nvidiaSmiCollectorConfigSchema = z.strictObject({
     .min(1)
     .default('nvidia-smi')
     .describe('nvidia-smi (a name on PATH or a path); run with --query-gpu and csv,noheader,nounits'),
+  loop: z
+    .boolean()
+    .default(true)
+    .describe(
+      'keep one nvidia-smi running in loop mode (-lms, the sampling interval) rather than start one per sample',
+    ),
+  loopCooldownSeconds: z
+    .number()
+    .min(1)
+    .max(3600)
+    .default(60)
+    .describe(
+      'after the loop fails (a tool error, a GPU lost, a stall), samples are one-shot runs this long',
+    ),
 });
 
 /** The `nvidia-smi` collector's settings after defaults (as loadConfig returns them). */
@@ -43,22 +58,66 @@ interface KnownGpu {
   name: string;
 }
 
-/** Builds the collector. */
+/**
+ * Builds the collector. With `config.loop` and `deps.stream`, samples come from one
+ * nvidia-smi in loop mode (nvidia-smi-stream.ts), and from a one-shot run whenever the loop
+ * cannot give one; else every sample is a one-shot run.
+ */
 export function createNvidiaSmiCollector(config: NvidiaSmiCollectorConfig, deps: CollectorDeps): Collector {
   // Read once: the parser is given exactly the list the tool was asked for.
   const fields = [...DEFAULT_QUERY_FIELDS];
   const args = nvidiaSmiArgs(fields);
   const known = new Map<string, KnownGpu>();
+  const remember = (payload: Payload & { family: 'nvidia' }): Payload => {
+    for (const gpu of payload.gpus)
+      if (gpu.present && gpu.bus_id !== null)
+        known.set(gpu.bus_id, { index: gpu.index, uuid: gpu.uuid, name: gpu.name });
+    return payload;
+  };
+  const once = async (signal: AbortSignal): Promise<Reading> => {
+    const collectedAt = deps.clock.now();
+    const output = await runTolerant(() => deps.exec(config.command, args, { signal }));
+    return { payload: remember(readNvidiaQuery(output.stdout, output.stderr, fields, known)), collectedAt };
+  };
+  const loop =
+    config.loop && deps.stream
+      ? new NvidiaSmiLoop(
+          config.command,
+          args,
+          fields.length,
+          {
+            periodMs: deps.periodMs ?? 1000,
+            cooldownMs: config.loopCooldownSeconds * 1000,
+            // A tool error (a lost GPU, NVML down) ends the loop; other stderr lines are warnings.
+            stderrFails: (line) => classifyLine(line) !== null,
+          },
+          {
+            stream: deps.stream,
+            clock: deps.clock,
+            ...(deps.log ? { log: deps.log } : {}),
+            ...(deps.registry ? { registry: deps.registry } : {}),
+          },
+        )
+      : null;
+  const read = async (signal: AbortSignal): Promise<Reading> => {
+    const sample = loop === null ? null : await loop.next(signal);
+    if (sample === null) return once(signal);
+    try {
+      return {
+        payload: remember(readNvidiaQuery(sample.text, '', fields, known)),
+        collectedAt: sample.collectedAt,
+      };
+    } catch (error) {
+      // Rows the loop printed that do not read: the one-shot run's careful reading decides.
+      loop?.fail('unreadable', error instanceof Error ? error.message : String(error));
+      return once(signal);
+    }
+  };
   return {
     name: 'nvidia-smi',
-    async collect(signal: AbortSignal): Promise<Payload> {
-      const output = await runTolerant(() => deps.exec(config.command, args, { signal }));
-      const payload = readNvidiaQuery(output.stdout, output.stderr, fields, known);
-      for (const gpu of payload.gpus)
-        if (gpu.present && gpu.bus_id !== null)
-          known.set(gpu.bus_id, { index: gpu.index, uuid: gpu.uuid, name: gpu.name });
-      return payload;
-    },
+    read,
+    collect: async (signal) => (await read(signal)).payload,
+    close: () => loop?.close(),
   };
 }
 

@@ -17,5 +17,6 @@ export {
 } from './device-nodes.js';
 export { createKmsgFollower, type KmsgFollowerDeps, type KmsgFollowerOptions } from './kmsg.js';
 export { openRecordDevice, type OpenRecordDevice, type RecordDevice } from './kmsg-device.js';
+export { LineSplitter, MAX_PENDING_LINE } from './line-splitter.js';
 export { KMSG_ERROR_REASONS, type KmsgErrorReason } from './metrics.js';
 export { DEFAULT_RETRY, type EventSource, type KernelEvent, type RetryOptions } from './types.js';

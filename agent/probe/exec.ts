@@ -17,7 +17,7 @@
  * orphans, the container runtime's shim (a child subreaper) in a pod. Tools run in the C
  * locale, the number format the parsers read.
  */
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise, execa as Execa } from 'execa';
 import { excerpt } from '../../core/errors.js';
 import { AppError } from '../../platform/index.js';
 
@@ -139,10 +139,17 @@ function abortReason(signal: AbortSignal | undefined): string {
  */
 export function createExecTool(deps: { env?: NodeJS.ProcessEnv } = {}): ExecTool {
   const env = { ...(deps.env ?? process.env), LC_ALL: 'C' };
-  return (command, args, options) => run(command, args, options, env);
+  // Loaded on the first run: an agent on the nvidia-smi loop may never need it (execa and
+  // its dependencies are about 4 MiB of the agent's memory).
+  let loading: Promise<typeof Execa> | undefined;
+  return async (command, args, options) => {
+    loading ??= import('execa').then((module) => module.execa);
+    return run(await loading, command, args, options, env);
+  };
 }
 
 function run(
+  execa: typeof Execa,
   command: string,
   args: readonly string[],
   options: { signal: AbortSignal; maxOutputBytes?: number },

@@ -8,10 +8,18 @@ export {
   DEFAULT_MAX_OUTPUT_BYTES,
   ExecToolError,
   createExecTool,
+  firstLine,
   killProcessGroup,
   type ExecFailureKind,
   type ExecTool,
 } from './exec.js';
+export {
+  DEFAULT_MAX_LINE_BYTES,
+  createStreamTool,
+  type StreamTool,
+  type ToolStream,
+  type ToolStreamHandlers,
+} from './stream.js';
 export { PROBE_FAILURE_KINDS, type ProbeFailureKind } from './metrics.js';
 export {
   DEFAULT_PROBE_OPTIONS,

@@ -73,6 +73,23 @@ describe('createProbe: fresh samples, retries, warm-up', () => {
     expect(await histogramCount(registry, 'npu_fault_agent_collector_duration_seconds')).toBe(1);
   });
 
+  it('takes the time a reading was read from a collector that says (the nvidia-smi loop), and caches it with that time', async () => {
+    const readAt = Date.UTC(2026, 0, 1) + 1234;
+    const collector: Collector = {
+      name: 'loop',
+      collect: () => Promise.reject(new Error('read() is the one to call')),
+      read: () => Promise.resolve({ payload: twoGpuPayload(43), collectedAt: readAt }),
+    };
+    const { probe } = await setup(collector);
+    await expect(probe.sample(never())).resolves.toEqual({
+      payload: twoGpuPayload(43),
+      cached: false,
+      collectedAt: readAt,
+    });
+    collector.read = () => Promise.reject(new ExecToolError('exit', 'nvidia-smi exited with code 9'));
+    await expect(probe.sample(never())).resolves.toMatchObject({ cached: true, collectedAt: readAt });
+  });
+
   it('retries a failed attempt at once and counts each failure by kind', async () => {
     const collector = scriptedCollector([
       garbage,

@@ -18,7 +18,7 @@ import { payloadSchema, type Payload } from '../../contracts/index.js';
 import { parseWith } from '../../core/errors.js';
 import { ToolError } from '../../core/parsers/index.js';
 import { rejectOnAbort, type Clock, type Logger, type Registry } from '../../platform/index.js';
-import type { Collector } from '../collectors/index.js';
+import type { Collector, Reading } from '../collectors/index.js';
 import { ExecToolError, firstLine } from './exec.js';
 import { createProbeMetrics, type ProbeFailureKind, type ProbeMetrics } from './metrics.js';
 
@@ -212,11 +212,14 @@ class HardenedProbe implements Probe {
     const onOuterAbort = (): void => controller.abort(outer.reason);
     outer.addEventListener('abort', onOuterAbort, { once: true });
     const started = this.#clock.monotonic();
-    const collectedAt = this.#clock.now();
     try {
-      const payload = await rejectOnAbort(this.#collect(controller.signal), controller.signal);
+      const reading = await rejectOnAbort(this.#read(controller.signal), controller.signal);
       // The collector's promise is a validated payload; checked again so no bug sends garbage.
-      return { ok: true, payload: parseWith(payloadSchema, payload, 'payload'), collectedAt };
+      return {
+        ok: true,
+        payload: parseWith(payloadSchema, reading.payload, 'payload'),
+        collectedAt: reading.collectedAt,
+      };
     } catch (error) {
       if (outer.aborted) return { ok: false, kind: 'stopped' };
       const kind = timedOut ? 'timeout' : failureKindOf(error);
@@ -228,10 +231,16 @@ class HardenedProbe implements Probe {
     }
   }
 
-  /** The collector's promise, with a synchronous throw turned into a rejection. */
-  #collect(signal: AbortSignal): Promise<Payload> {
+  /**
+   * The collector's reading (read when it says when it read, else collect, read now), with a
+   * synchronous throw turned into a rejection.
+   */
+  #read(signal: AbortSignal): Promise<Reading> {
+    const collector = this.#collector;
     try {
-      return this.#collector.collect(signal);
+      if (collector.read) return collector.read(signal);
+      const collectedAt = this.#clock.now();
+      return collector.collect(signal).then((payload) => ({ payload, collectedAt }));
     } catch (error) {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }

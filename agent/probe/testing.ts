@@ -19,6 +19,7 @@ import { payloadSchema, type Payload } from '../../contracts/index.js';
 import { createLogger, type Logger } from '../../platform/index.js';
 import type { Collector } from '../collectors/index.js';
 import { ExecToolError, type ExecTool } from './exec.js';
+import type { StreamTool, ToolStreamHandlers } from './stream.js';
 
 /** A fresh temporary directory; `remove()` deletes it. */
 export function tempDir(prefix = 'npu-fault-agent-'): { path: string; remove(): void } {
@@ -239,4 +240,37 @@ export function twoGpuPayload(temperature = 40): Payload {
     pcie_link_width: 16,
   });
   return payloadSchema.parse({ family: 'nvidia', gpus: [gpu(0), gpu(1)] });
+}
+
+/** One stream the fake StreamTool started. */
+export interface FakeStream {
+  command: string;
+  args: readonly string[];
+  handlers: ToolStreamHandlers;
+  stopped: boolean;
+  /** Prints stdout lines (each without its `\n`), as the tool would. */
+  print(...lines: string[]): void;
+}
+
+/** An in-process StreamTool recording what it starts; the test plays the tool through each stream. */
+export function fakeStreamTool(): StreamTool & { streams: FakeStream[] } {
+  const streams: FakeStream[] = [];
+  const start: StreamTool = (command, args, handlers) => {
+    const stream: FakeStream = {
+      command,
+      args: [...args],
+      handlers,
+      stopped: false,
+      print: (...lines) => {
+        for (const line of lines) if (!stream.stopped) handlers.onLine(line);
+      },
+    };
+    streams.push(stream);
+    return {
+      stop: () => {
+        stream.stopped = true;
+      },
+    };
+  };
+  return Object.assign(start, { streams });
 }

@@ -7,7 +7,8 @@
  * As with fetch and `redirect: 'error'`, a redirect is a failure (thrown), not followed.
  * The signal aborts the request and the reading of its answer.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
+import { nodeHttp } from '../../platform/index.js';
 
 /** What one POST is given (a subset of fetch's RequestInit). */
 export interface HttpPostInit {
@@ -36,14 +37,14 @@ const MAX_SOCKETS = 2;
 
 /** Builds the poster; https is loaded the first time an https URL is posted to. */
 export function createHttpPost(): HttpPost {
-  const http = new HttpAgent({ keepAlive: true, maxSockets: MAX_SOCKETS });
-  let https: Promise<{ agent: HttpAgent; request: typeof httpRequest }> | undefined;
+  const http = new nodeHttp.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS });
+  let https: Promise<{ agent: HttpAgent; request: typeof nodeHttp.request }> | undefined;
   const transport = (
     protocol: string,
   ):
-    | { agent: HttpAgent; request: typeof httpRequest }
-    | Promise<{ agent: HttpAgent; request: typeof httpRequest }> => {
-    if (protocol !== 'https:') return { agent: http, request: httpRequest };
+    | { agent: HttpAgent; request: typeof nodeHttp.request }
+    | Promise<{ agent: HttpAgent; request: typeof nodeHttp.request }> => {
+    if (protocol !== 'https:') return { agent: http, request: nodeHttp.request };
     https ??= import('node:https').then((m) => ({
       agent: new m.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS }),
       request: m.request,

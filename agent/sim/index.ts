@@ -3,17 +3,35 @@
  * fault-injection API (the one door to agent/sim/). Refused unless `--sim-enabled`.
  */
 import type { createSimApi } from './api.js';
+import type { createSimCollector } from './collector.js';
+import type { buildNode } from '../../core/sim/index.js';
 
 export type { SimApiDeps } from './api.js';
 
-/**
- * The fault API's builder, loaded on first use: it is an express app, and only a simulated
- * node serves it (an agent on a real node does not carry express in memory).
- */
-export async function loadSimApi(): Promise<typeof createSimApi> {
-  return (await import('./api.js')).createSimApi;
+/** What a simulated node is built from. */
+export interface SimNodeParts {
+  buildNode: typeof buildNode;
+  createSimCollector: typeof createSimCollector;
+  createSimApi: typeof createSimApi;
 }
-export { createSimCollector } from './collector.js';
+
+/**
+ * The simulated node's parts, loaded on first use: the simulator (core/sim) and the fault
+ * API (an express app) are only needed with `--collector sim`, and an agent on a real node
+ * does not carry them in memory.
+ */
+export async function loadSimNode(): Promise<SimNodeParts> {
+  const [sim, collector, api] = await Promise.all([
+    import('../../core/sim/index.js'),
+    import('./collector.js'),
+    import('./api.js'),
+  ]);
+  return {
+    buildNode: sim.buildNode,
+    createSimCollector: collector.createSimCollector,
+    createSimApi: api.createSimApi,
+  };
+}
 export {
   FaultBoard,
   SIM_FAULT_KINDS,
