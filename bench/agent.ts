@@ -1,5 +1,5 @@
 /**
- * `npm run bench:agent -- [--seconds S] [--xid-every S] [--one-shot] [--tsx]`: one node agent's
+ * `npm run bench:agent -- [--seconds S] [--xid-every S] [--one-shot] [--env K=V]… [--tsx]`: one node agent's
  * cost and event latency (issue "Agent", Performance): the agent (the compiled build, as an
  * image runs it, with the DaemonSet's NODE_OPTIONS) samples a node of 8 GPUs once a second
  * through the nvidia-smi collector, follows a kernel log (a file here) and pushes to a
@@ -33,7 +33,14 @@ const GPUS = 8;
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux). */
 const USER_HZ = 100;
 
-function options(): { seconds: number; xidEvery: number; tsx: boolean; build: boolean; oneShot: boolean } {
+function options(): {
+  seconds: number;
+  xidEvery: number;
+  tsx: boolean;
+  build: boolean;
+  oneShot: boolean;
+  env: Record<string, string>;
+} {
   const { values } = parseArgs({
     options: {
       seconds: { type: 'string' },
@@ -41,8 +48,15 @@ function options(): { seconds: number; xidEvery: number; tsx: boolean; build: bo
       tsx: { type: 'boolean' },
       'no-build': { type: 'boolean' },
       'one-shot': { type: 'boolean' },
+      env: { type: 'string', multiple: true },
     },
   });
+  const env: Record<string, string> = {};
+  for (const pair of values.env ?? []) {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new Error(`--env KEY=VALUE, got ${JSON.stringify(pair)}`);
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
   const seconds = Number(values.seconds ?? 600);
   const xidEvery = Number(values['xid-every'] ?? 15);
   if (!(seconds >= 20) || !(xidEvery >= 2)) throw new Error('--seconds >= 20, --xid-every >= 2');
@@ -52,6 +66,7 @@ function options(): { seconds: number; xidEvery: number; tsx: boolean; build: bo
     tsx: values.tsx === true,
     build: values['no-build'] !== true,
     oneShot: values['one-shot'] === true,
+    env,
   };
 }
 
@@ -263,15 +278,23 @@ async function main(): Promise<void> {
         '--no-inventory-enabled',
         '--log-level=info', // the 'listening' line carries the port
       ],
-      env: { NODE_OPTIONS: shippedNodeOptions() },
+      env: { NODE_OPTIONS: shippedNodeOptions(), ...opts.env },
     });
-    await agent.port('http');
+    const agentPort = await agent.port('http');
+    /** The agent's V8 heap in use and committed, from its own /metrics (MiB). */
+    const heap = async (): Promise<{ used: number; total: number }> => {
+      const text = await (await fetch(`http://127.0.0.1:${agentPort}/metrics`)).text();
+      const value = (name: string): number =>
+        Number(new RegExp(`^npu_fault_agent_${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) / 2 ** 20;
+      return { used: value('nodejs_heap_size_used_bytes'), total: value('nodejs_heap_size_total_bytes') };
+    };
     const pid = agent.child.pid!;
     process.stderr.write(`[bench] agent pid ${pid}; ${opts.seconds} s\n`);
     // Warm up past the probe's 5 s warm-up and the first pushes, then measure.
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     const start = { cpu: cpuSeconds(pid), at: performance.now(), snapshots };
     const rss: [number, number][] = [[0, rssMiB(pid)]];
+    const heaps = [await heap()];
     let xids = 0;
     const xidValues = [13, 31, 43, 45, 48, 61, 62, 63, 64, 68, 74, 94, 95];
     const end = performance.now() + opts.seconds * 1000;
@@ -294,6 +317,7 @@ async function main(): Promise<void> {
       }
       if (now >= nextRss) {
         rss.push([(now - start.at) / 1000, rssMiB(pid)]);
+        heaps.push(await heap());
         nextRss = now + 10_000;
       }
     }
@@ -319,6 +343,12 @@ async function main(): Promise<void> {
           slopeMiBPer10Min: round(slope(rss) * 600, 2),
           every10s: rssValues.map((v) => round(v, 1)),
         },
+        // V8's heap beside RSS: live data (used, read after whatever GC last ran) against what
+        // V8 keeps committed; used flat while RSS climbs is V8 holding memory, not a leak.
+        heapMiB: {
+          usedEvery10s: heaps.map((h) => round(h.used, 1)),
+          totalEvery10s: heaps.map((h) => round(h.total, 1)),
+        },
         xidToSnapshotMs: {
           injected: xids,
           seen: latencies.length,
@@ -328,6 +358,7 @@ async function main(): Promise<void> {
         },
         mode: opts.oneShot ? 'one-shot' : 'loop',
         nodeOptions: shippedNodeOptions(),
+        env: opts.env,
       })}\n`,
     );
   } finally {

@@ -1,7 +1,8 @@
 /**
  * `npm run bench:function -- [--rates 1000,2000,3000,4000] [--seconds S] [--nodes N]
  * [--node-options=<the function's NODE_OPTIONS>] [--function-args "<extra flags>"]
- * [--skip-build] [--entry <dist/cli/run.js of another build, to compare>]`: one
+ * [--skip-build] [--entry <dist/cli/run.js of another build, to compare>]
+ * [--generator node|wrk] [--connections C1,C2] [--pace R]`: one
  * ingest function process pinned to one core (taskset -c 0), fed by agent-shaped clients with
  * real pod-bound tokens (TokenReview against the local control plane, cached as in
  * production), forwarding to two replicas that answer like controllers (the leader and a
@@ -13,6 +14,12 @@
  * the compiled build (`npm run build` first, unless --skip-build or --entry) with its
  * Deployment's NODE_OPTIONS unless --node-options says otherwise (write it with `=`: its
  * value starts with dashes). Prints one JSON line. Not part of the test suite.
+ *
+ * `--generator wrk [--connections 16,32,64] [--pace <snapshots/s>]`: the load comes from wrk
+ * (bench/wrk.ts; `apt-get install wrk`) instead of this process: a C client that costs a
+ * fraction of a Node one, so more of the other core is left to the stand-in replicas and the
+ * latency is less the client's own queueing. Closed loop per connection count (the most the
+ * function serves at that concurrency), or paced at `--pace` snapshots/s on wrk's clock.
  */
 import * as k8s from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
@@ -35,6 +42,7 @@ import {
 } from '../test/setup/controller-process.js';
 import { kubeConfigWithToken } from '../test/setup/cluster.js';
 import { percentile } from './pipeline/summary.js';
+import { runWrk, wrkAvailable, wrkThreads, writeWrkScript } from './wrk.js';
 
 const NS = 'ai-infra';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -48,6 +56,9 @@ function options(): {
   functionArgs: string[];
   build: boolean;
   entry: string;
+  generator: 'node' | 'wrk';
+  connections: number[];
+  pace: number | null;
 } {
   const { values } = parseArgs({
     options: {
@@ -58,8 +69,17 @@ function options(): {
       'function-args': { type: 'string' },
       'skip-build': { type: 'boolean' },
       entry: { type: 'string' },
+      generator: { type: 'string' },
+      connections: { type: 'string' },
+      pace: { type: 'string' },
     },
   });
+  const pace = values.pace === undefined ? null : Number(values.pace);
+  if (pace !== null && !(pace > 0)) throw new Error('--pace <snapshots/s> > 0');
+  const generator = values.generator ?? 'node';
+  if (generator !== 'node' && generator !== 'wrk') throw new Error('--generator node|wrk');
+  const connections = (values.connections ?? '4,8,16').split(',').map(Number);
+  if (connections.some((c) => !Number.isInteger(c) || c < 1)) throw new Error('--connections c1,c2 >= 1');
   const rates = (values.rates ?? '1000,2000,3000,4000').split(',').map(Number);
   const seconds = Number(values.seconds ?? 15);
   const nodes = Number(values.nodes ?? 100);
@@ -73,6 +93,9 @@ function options(): {
     functionArgs: (values['function-args'] ?? '').split(' ').filter(Boolean),
     build: values['skip-build'] !== true && values.entry === undefined,
     entry: values.entry ?? join(ROOT, 'dist/cli/run.js'),
+    generator,
+    connections,
+    pace,
   };
 }
 
@@ -82,13 +105,16 @@ function standIn(identity: string, leader: boolean): Promise<{ url: string; clos
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-        observations: { snapshot: Snapshot }[];
-      };
-      const results = body.observations.map((o) =>
-        leader
-          ? { node: o.snapshot.node, accepted: true, entry: null }
-          : { node: o.snapshot.node, accepted: true },
+      // The nodes, in order, by a scan rather than a parse: what is measured is the function,
+      // and these stand-ins share a core with the load generator (a snapshot's only "node"
+      // key is its own: 910B payloads have none).
+      const nodes = [
+        ...Buffer.concat(chunks)
+          .toString('utf8')
+          .matchAll(/"node":"([^"]*)"/g),
+      ].map((m) => m[1]);
+      const results = nodes.map((node) =>
+        leader ? { node, accepted: true, entry: null } : { node, accepted: true },
       );
       const answer = leader
         ? { leader: true, identity, term: 1, results }
@@ -112,6 +138,8 @@ function shippedNodeOptions(): string {
 
 async function main(): Promise<void> {
   const opts = options();
+  if (opts.generator === 'wrk' && !(await wrkAvailable()))
+    throw new Error('--generator wrk: wrk is not installed (Debian: apt-get install wrk)');
   const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-plane-'));
   let fn: ControllerProcess | undefined;
   const closers: (() => void)[] = [];
@@ -254,7 +282,43 @@ async function main(): Promise<void> {
         ? `> ${deltas.at(-2)?.[0] ?? '?'} s`
         : `<= ${Number(hit) * 1000}`;
     };
-    for (const rate of opts.rates) {
+    if (opts.generator === 'wrk') {
+      // One request per agent, each under its own token (cached by the function since the
+      // warm-up), sent by wrk on the other cores.
+      const requests = agents.map((agent) => ({
+        headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(agent.snapshot),
+      }));
+      for (const connections of opts.connections) {
+        const threads = wrkThreads(connections);
+        const pacing = opts.pace === null ? null : { rate: opts.pace, threads };
+        const script = writeWrkScript(stateDir, '/v1/snapshots', requests, pacing);
+        const before = await counters();
+        const measured = await runWrk(url, script, { connections, seconds: opts.seconds, threads });
+        const after = await counters();
+        const cpu = after.user - before.user + (after.system - before.system);
+        const seconds = opts.seconds;
+        results.push({
+          generator: 'wrk',
+          pacedAtPerSecond: opts.pace ?? 'closed loop',
+          ...measured,
+          functionCpuShareOfOneCore: Number((cpu / seconds).toFixed(3)),
+          functionCpuMicrosecondsPerSnapshot: Math.round((cpu * 1e6) / measured.requests),
+          functionSystemCpuMicrosecondsPerSnapshot: Math.round(
+            ((after.system - before.system) * 1e6) / measured.requests,
+          ),
+          replicaRequestsPerSnapshot: Number(
+            ((after.forwards - before.forwards) / measured.requests).toFixed(3),
+          ),
+          functionLatencyMs: {
+            p50: bucketQuantile(before.buckets, after.buckets, 0.5),
+            p99: bucketQuantile(before.buckets, after.buckets, 0.99),
+          },
+        });
+        process.stderr.write(`[bench] ${JSON.stringify(results.at(-1))}\n`);
+      }
+    }
+    for (const rate of opts.generator === 'node' ? opts.rates : []) {
       const before = await counters();
       const latencies: number[] = [];
       let errors = 0;
