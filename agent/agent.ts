@@ -10,6 +10,7 @@ import { delimiter, isAbsolute, join } from 'node:path';
 import type { Payload, Snapshot } from '../contracts/index.js';
 import type { SimKind } from '../core/sim/index.js';
 import {
+  createHeapTrimmer,
   createHttpServer,
   type Clock,
   type HttpServer,
@@ -57,6 +58,8 @@ export interface AgentDeps {
   fetch?: typeof fetch;
   /** Randomness of jitter and backoff; default Math.random. */
   random?: () => number;
+  /** The heap trimmer's full collection; default V8's (platform/heap-trim.ts). */
+  collectGarbage?: () => void;
   /** $PATH, for `--collector auto` finding hdc; default process.env.PATH. */
   path?: string;
 }
@@ -283,6 +286,17 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
     collecting,
     ...eventSources,
     ...(canary ? [canary] : []),
+    ...(config.heapTrimSeconds > 0
+      ? [
+          createHeapTrimmer(config.heapTrimSeconds * 1000, {
+            clock,
+            log,
+            registry,
+            component: 'agent',
+            ...(deps.collectGarbage ? { collect: deps.collectGarbage } : {}),
+          }),
+        ]
+      : []),
   ];
   return {
     runnables,

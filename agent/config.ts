@@ -55,6 +55,12 @@ export const agentConfigSchema = z
       .positive()
       .default(12)
       .describe('on SIGTERM, how long the last push (up to twice push.timeoutMs) may take'),
+    heapTrimSeconds: z
+      .number()
+      .min(0)
+      .max(3600)
+      .default(60)
+      .describe('run a full garbage collection this often, so memory stays near live data (0: never)'),
     sampling: z.strictObject({
       intervalMs: z.number().int().min(100).default(1000).describe('time between samples'),
       jitterMs: z

@@ -65,6 +65,7 @@ export {
   type LoggerOptions,
 } from './logger.js';
 export { Registry, createRegistry, metricPrefix } from './metrics.js';
+export { createHeapTrimmer, v8FullCollection, type FullCollection, type HeapTrimDeps } from './heap-trim.js';
 export {
   errorDetail,
   httpFailureOf,
