@@ -135,16 +135,19 @@ describe('NvidiaSmiLoop', () => {
     },
   );
 
-  it('rejects a call whose signal aborts (the probe deadline) and gives the stalled loop up', async () => {
+  it('rejects a call whose signal aborts, leaving the loop running (the caller says whether it stalled)', async () => {
     const { loop, stream, registry } = setup();
     const controller = new AbortController();
     const waiting = loop.next(controller.signal);
     stream.streams[0]!.print(...rows(2, 0)); // half a period, then nothing
-    controller.abort(new Error('deadline'));
-    await expect(waiting).rejects.toThrow('deadline');
+    controller.abort(new Error('shutting down'));
+    await expect(waiting).rejects.toThrow('shutting down');
+    expect(stream.streams[0]!.stopped).toBe(false);
+    expect(await metric(registry, 'collector_stream_failures_total', { reason: 'stalled' })).toBe(0);
+    await expect(loop.next(controller.signal)).rejects.toThrow('shutting down');
+    loop.fail('stalled', 'no complete sample before the deadline');
     expect(stream.streams[0]!.stopped).toBe(true);
     expect(await metric(registry, 'collector_stream_failures_total', { reason: 'stalled' })).toBe(1);
-    await expect(loop.next(controller.signal)).rejects.toThrow('deadline');
   });
 
   it('warns once per failing spell, and says when the loop delivers again', async () => {

@@ -130,8 +130,8 @@ export class NvidiaSmiLoop {
   /**
    * The next sample: the waiting one when younger than a period, else the next to complete.
    * Null when the loop is not running (cooling down after a failure, closed) or fails while
-   * waiting: read this sample another way. Rejects with the signal's reason when it aborts,
-   * and gives the loop up (a loop that printed nothing complete by the deadline is stuck).
+   * waiting: read this sample another way. Rejects with the signal's reason when it aborts
+   * (the caller gives a loop that missed its deadline up: an abort may also be a shutdown).
    */
   next(signal: AbortSignal): Promise<StreamSample | null> {
     if (signal.aborted) return Promise.reject(signal.reason as Error);
@@ -144,7 +144,6 @@ export class NvidiaSmiLoop {
       const onAbort = (): void => {
         this.#waiters.delete(waiter);
         reject(signal.reason as Error);
-        this.fail('stalled', 'no complete sample before the deadline');
       };
       const waiter: Waiter = (sample) => {
         signal.removeEventListener('abort', onAbort);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { ParseError } from '../../core/errors.js';
 import { DEFAULT_QUERY_FIELDS, ToolError } from '../../core/parsers/index.js';
 import { FakeClock } from '../../platform/index.js';
-import { ExecToolError, createExecTool, createStreamTool } from '../probe/index.js';
+import { ExecToolError, ProbeTimeoutError, createExecTool, createStreamTool } from '../probe/index.js';
 import { createFakeTool, fakeExecTool, fakeStreamTool, tempDir, type FakeTool } from '../probe/testing.js';
 import { describeWithRealFixtures, readRealFixture } from '../../test/fixtures.js';
 import { createNvidiaSmiCollector, nvidiaSmiArgs, readNvidiaQuery } from './nvidia-smi.js';
@@ -264,6 +264,21 @@ describe('createNvidiaSmiCollector (loop mode: fake stream, fake exec)', () => {
     await expect(reading).resolves.toMatchObject({ gpus: [{ index: 0 }, { index: 1 }] });
     expect(stream.streams[0]!.stopped).toBe(true);
     expect(exec.calls).toHaveLength(1);
+  });
+
+  it('gives a loop that misses the probe deadline up, but not one whose wait ends for a shutdown', async () => {
+    const { stream, collector } = setup();
+    const shutdown = new AbortController();
+    const stopped = collector.collect(shutdown.signal);
+    shutdown.abort(new Error('agent stopping'));
+    await expect(stopped).rejects.toThrow('agent stopping');
+    expect(stream.streams[0]!.stopped).toBe(false);
+
+    const deadline = new AbortController();
+    const late = collector.collect(deadline.signal);
+    deadline.abort(new ProbeTimeoutError('nvidia-smi', 3000));
+    await expect(late).rejects.toThrow(ProbeTimeoutError);
+    expect(stream.streams[0]!.stopped).toBe(true);
   });
 
   it('runs one-shot every sample when no stream tool is given, and close() is harmless', async () => {

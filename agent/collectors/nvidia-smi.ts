@@ -15,10 +15,10 @@ import { z } from 'zod';
 import { payloadSchema, type Gpu, type Payload } from '../../contracts/index.js';
 import { parseWith } from '../../core/errors.js';
 import { DEFAULT_QUERY_FIELDS, ToolError, emptyGpu, parseNvidiaCsv } from '../../core/parsers/index.js';
-import { ExecToolError } from '../probe/index.js';
+import { ExecToolError, ProbeTimeoutError } from '../probe/index.js';
 import type { DeepReadonly } from '../../platform/index.js';
 import type { Collector, CollectorDeps, Reading } from './collector.js';
-import { NvidiaSmiLoop } from './nvidia-smi-stream.js';
+import { NvidiaSmiLoop, type StreamSample } from './nvidia-smi-stream.js';
 
 /** The `nvidia-smi` collector's settings. */
 export const nvidiaSmiCollectorConfigSchema = z.strictObject({
@@ -99,8 +99,18 @@ export function createNvidiaSmiCollector(config: NvidiaSmiCollectorConfig, deps:
           },
         )
       : null;
+  const next = async (signal: AbortSignal): Promise<StreamSample | null> => {
+    try {
+      return loop === null ? null : await loop.next(signal);
+    } catch (error) {
+      // The probe's deadline passed with no complete sample: the loop is stuck. (An abort for
+      // a shutdown is not the loop's fault.)
+      if (error instanceof ProbeTimeoutError) loop?.fail('stalled', error.message);
+      throw error;
+    }
+  };
   const read = async (signal: AbortSignal): Promise<Reading> => {
-    const sample = loop === null ? null : await loop.next(signal);
+    const sample = await next(signal);
     if (sample === null) return once(signal);
     try {
       return {
