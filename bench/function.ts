@@ -282,6 +282,32 @@ async function main(): Promise<void> {
         ? `> ${deltas.at(-2)?.[0] ?? '?'} s`
         : `<= ${Number(hit) * 1000}`;
     };
+    /** What the function itself did between two reads of its counters, for `snapshots` in `seconds`. */
+    const functionFigures = (
+      before: Awaited<ReturnType<typeof counters>>,
+      after: Awaited<ReturnType<typeof counters>>,
+      snapshots: number,
+      seconds: number,
+    ): Record<string, unknown> => {
+      const system = after.system - before.system;
+      const cpu = after.user - before.user + system;
+      return {
+        // The function's own CPU: what one core's capacity is judged by when the clients,
+        // sharing the other cores, cannot push it to saturation.
+        functionCpuShareOfOneCore: Number((cpu / seconds).toFixed(3)),
+        functionCpuMicrosecondsPerSnapshot: Math.round((cpu * 1e6) / snapshots),
+        // Of which in the kernel (sockets): what no change to the function's code can cut.
+        functionSystemCpuMicrosecondsPerSnapshot: Math.round((system * 1e6) / snapshots),
+        // Requests to the two replicas (micro-batching shares them among snapshots).
+        replicaRequestsPerSnapshot: Number(((after.forwards - before.forwards) / snapshots).toFixed(3)),
+        // Latency inside the function (its histogram's bucket bounds): what it adds, without
+        // the clients' and stand-ins' queueing on the other core.
+        functionLatencyMs: {
+          p50: bucketQuantile(before.buckets, after.buckets, 0.5),
+          p99: bucketQuantile(before.buckets, after.buckets, 0.99),
+        },
+      };
+    };
     if (opts.generator === 'wrk') {
       // One request per agent, each under its own token (cached by the function since the
       // warm-up), sent by wrk on the other cores.
@@ -296,24 +322,11 @@ async function main(): Promise<void> {
         const before = await counters();
         const measured = await runWrk(url, script, { connections, seconds: opts.seconds, threads });
         const after = await counters();
-        const cpu = after.user - before.user + (after.system - before.system);
-        const seconds = opts.seconds;
         results.push({
           generator: 'wrk',
           pacedAtPerSecond: opts.pace ?? 'closed loop',
           ...measured,
-          functionCpuShareOfOneCore: Number((cpu / seconds).toFixed(3)),
-          functionCpuMicrosecondsPerSnapshot: Math.round((cpu * 1e6) / measured.requests),
-          functionSystemCpuMicrosecondsPerSnapshot: Math.round(
-            ((after.system - before.system) * 1e6) / measured.requests,
-          ),
-          replicaRequestsPerSnapshot: Number(
-            ((after.forwards - before.forwards) / measured.requests).toFixed(3),
-          ),
-          functionLatencyMs: {
-            p50: bucketQuantile(before.buckets, after.buckets, 0.5),
-            p99: bucketQuantile(before.buckets, after.buckets, 0.99),
-          },
+          ...functionFigures(before, after, measured.requests, opts.seconds),
         });
         process.stderr.write(`[bench] ${JSON.stringify(results.at(-1))}\n`);
       }
@@ -352,23 +365,10 @@ async function main(): Promise<void> {
       await Promise.all(inflight);
       const seconds = (performance.now() - started) / 1000;
       const after = await counters();
-      const user = after.user - before.user;
-      const system = after.system - before.system;
-      const cpu = user + system;
       latencies.sort((a, b) => a - b);
       results.push({
         targetPerSecond: rate,
         achievedPerSecond: Math.round(latencies.length / seconds),
-        // The function's own CPU: what one core's capacity is judged by when the clients,
-        // sharing the other cores, cannot push it to saturation.
-        functionCpuShareOfOneCore: Number((cpu / seconds).toFixed(3)),
-        functionCpuMicrosecondsPerSnapshot: Math.round((cpu * 1e6) / latencies.length),
-        // Of which in the kernel (sockets): what no change to the function's code can cut.
-        functionSystemCpuMicrosecondsPerSnapshot: Math.round((system * 1e6) / latencies.length),
-        // Requests to the two replicas (micro-batching shares them among snapshots).
-        replicaRequestsPerSnapshot: Number(
-          ((after.forwards - before.forwards) / latencies.length).toFixed(3),
-        ),
         errors,
         statuses,
         latencyMs: {
@@ -376,12 +376,7 @@ async function main(): Promise<void> {
           p99: Number(percentile(latencies, 0.99).toFixed(2)),
           max: Number((latencies.at(-1) ?? Number.NaN).toFixed(2)),
         },
-        // The same inside the function (its histogram's bucket bounds): what it adds, without
-        // the clients' and stand-ins' queueing on the other core.
-        functionLatencyMs: {
-          p50: bucketQuantile(before.buckets, after.buckets, 0.5),
-          p99: bucketQuantile(before.buckets, after.buckets, 0.99),
-        },
+        ...functionFigures(before, after, latencies.length, seconds),
       });
       process.stderr.write(`[bench] ${JSON.stringify(results.at(-1))}\n`);
     }
