@@ -251,6 +251,8 @@ async function main(): Promise<void> {
       user: number;
       system: number;
       forwards: number;
+      majorGcs: number;
+      gcSeconds: number;
       buckets: Map<string, number>;
     }> => {
       const lines = (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split('\n');
@@ -267,6 +269,8 @@ async function main(): Promise<void> {
         user: sum('npu_fault_function_process_cpu_user_seconds_total '),
         system: sum('npu_fault_function_process_cpu_system_seconds_total '),
         forwards: sum('npu_fault_function_forward_duration_seconds_count{'),
+        majorGcs: sum('npu_fault_function_nodejs_gc_duration_seconds_count{kind="major"}'),
+        gcSeconds: sum('npu_fault_function_nodejs_gc_duration_seconds_sum{'),
         buckets,
       };
     };
@@ -300,6 +304,10 @@ async function main(): Promise<void> {
         functionSystemCpuMicrosecondsPerSnapshot: Math.round((system * 1e6) / snapshots),
         // Requests to the two replicas (micro-batching shares them among snapshots).
         replicaRequestsPerSnapshot: Number(((after.forwards - before.forwards) / snapshots).toFixed(3)),
+        // Full (mark-compact) collections, and the share of the time spent in any collection's
+        // pauses: what sets the tail once the core has room.
+        functionFullGcs: after.majorGcs - before.majorGcs,
+        functionGcPauseShare: Number(((after.gcSeconds - before.gcSeconds) / seconds).toFixed(3)),
         // Latency inside the function (its histogram's bucket bounds): what it adds, without
         // the clients' and stand-ins' queueing on the other core.
         functionLatencyMs: {

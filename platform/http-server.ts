@@ -19,6 +19,7 @@ import type { Registry } from 'prom-client';
 import { z } from 'zod';
 import { systemClock, type Clock } from './clock.js';
 import { describeError, toHttpResponse } from './errors.js';
+import { LinkedSet } from './linked-set.js';
 import type { Logger } from './logger.js';
 import type { Runnable } from './runnable.js';
 
@@ -91,7 +92,8 @@ class ComponentServer implements HttpServer {
   readonly #log: Logger;
   readonly #clock: Clock;
   readonly #checks = new Map<string, ReadyCheck>();
-  readonly #inFlight = new Set<ServerResponse>();
+  /** Responses under way (a LinkedSet, not a Set: see linked-set.ts). */
+  readonly #inFlight = new LinkedSet<ServerResponse>();
   #stopping = false;
   #server: Server | undefined;
   /** The last /readyz verdict, so changes are logged once rather than on every probe. */
@@ -144,7 +146,7 @@ class ComponentServer implements HttpServer {
 
   async #stop(server: Server): Promise<void> {
     this.#stopping = true;
-    for (const res of this.#inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+    for (const res of this.#inFlight.values()) if (!res.headersSent) res.setHeader('Connection', 'close');
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const grace = this.#options.gracePeriodMs ?? 10_000;
@@ -161,9 +163,9 @@ class ComponentServer implements HttpServer {
   }
 
   #onRequest(req: IncomingMessage, res: ServerResponse): void {
-    this.#inFlight.add(res);
+    const done = this.#inFlight.add(res);
     res.on('close', () => {
-      this.#inFlight.delete(res);
+      done();
       // A keep-alive connection that just finished its last response is idle now: close it.
       if (this.#stopping) setImmediate(() => this.#server?.closeIdleConnections());
     });

@@ -53,7 +53,8 @@ export {
   type ReadyCheck,
   type RequestHandler,
 } from './http-server.js';
-export { nodeHttp } from './node-http.js';
+export { LinkedSet } from './linked-set.js';
+export { nodeHttp, nodeHttps } from './node-http.js';
 export {
   LOG_LEVELS,
   REDACTED,

@@ -7,5 +7,9 @@
  */
 import { createRequire } from 'node:module';
 
+const require = createRequire(import.meta.url);
+
 /** The node:http module. */
-export const nodeHttp = createRequire(import.meta.url)('node:http') as typeof import('node:http');
+export const nodeHttp = require('node:http') as typeof import('node:http');
+/** The node:https module (it builds on node:http: required for the same reason). */
+export const nodeHttps = require('node:https') as typeof import('node:https');

@@ -42,7 +42,14 @@ import {
   type ObservationsResponse,
   type Snapshot,
 } from '../../contracts/index.js';
-import type { Cancel, Clock, Logger, Registry, Runnable } from '../../platform/index.js';
+import {
+  LinkedSet,
+  type Cancel,
+  type Clock,
+  type Logger,
+  type Registry,
+  type Runnable,
+} from '../../platform/index.js';
 import { LeaderUnavailableError, ReplicaRequestError } from './errors.js';
 import { createForwarderMetrics, type ForwarderMetrics } from './metrics.js';
 import type { LeaderSource, Replica, ReplicaSource } from './replicas.js';
@@ -184,6 +191,8 @@ interface Batch {
   /** The pause before the next evaluation, when one is scheduled. */
   retryTimer: Cancel | undefined;
   cancelDeadline: Cancel;
+  /** Takes it out of the unsettled batches. */
+  leaveUnsettled: () => void;
   /** Per replica identity: its request for this batch is pending, or done (answered, failed, dropped). */
   readonly status: Map<string, 'pending' | 'done'>;
 }
@@ -219,7 +228,8 @@ class FanOutForwarder implements RunningForwarder {
   readonly #retryAfterSeconds: number;
   readonly #flushWhenIdle: boolean;
   readonly #channels = new Map<string, Channel>();
-  readonly #unsettled = new Set<Batch>();
+  /** Batches no leader has accepted yet (a LinkedSet, not a Set: see platform/linked-set.ts). */
+  readonly #unsettled = new LinkedSet<Batch>();
   #knownReplicas: readonly Replica[] | undefined;
   #open: Batch | undefined;
   #cancelWindow: Cancel | undefined;
@@ -357,11 +367,12 @@ class FanOutForwarder implements RunningForwarder {
       retrying: false,
       retryTimer: undefined,
       cancelDeadline: () => undefined,
+      leaveUnsettled: () => undefined,
       status: new Map(),
     };
     batch.cancelDeadline = this.#clock.schedule(this.#leaderTimeoutMs, () => this.#expire(batch));
     this.#cancelWindow = this.#clock.schedule(this.#windowMs, () => this.#flush());
-    this.#unsettled.add(batch);
+    batch.leaveUnsettled = this.#unsettled.add(batch);
     return batch;
   }
 
@@ -482,11 +493,17 @@ class FanOutForwarder implements RunningForwarder {
   ): Promise<ObservationsResponse | ReplicaRequestError> {
     const replica = channel.replica;
     const size = batches.reduce((sum, batch) => sum + batch.count, 0);
-    const timeout = new AbortController();
+    // One controller per request, aborted by its timeout or by the channel closing. Not
+    // AbortSignal.any: it tracks each composite signal through WeakRefs and a
+    // FinalizationRegistry that only a full collection clears (2,300 of them were alive in a
+    // heap snapshot of the function at 1,500 snapshots/s).
+    const abort = new AbortController();
+    const onClose = (): void => abort.abort();
+    channel.abort.signal.addEventListener('abort', onClose, { once: true });
     let timedOut = false;
     const cancel = this.#clock.schedule(this.#requestTimeoutMs, () => {
       timedOut = true;
-      timeout.abort();
+      abort.abort();
     });
     const started = this.#clock.monotonic();
     try {
@@ -494,7 +511,7 @@ class FanOutForwarder implements RunningForwarder {
       const answer = await this.#transport.post(replica, {
         body: requestBody(batches),
         token,
-        signal: AbortSignal.any([channel.abort.signal, timeout.signal]),
+        signal: abort.signal,
       });
       if (answer.results.length !== size)
         throw new ReplicaRequestError(
@@ -534,6 +551,7 @@ class FanOutForwarder implements RunningForwarder {
       return failure;
     } finally {
       cancel();
+      channel.abort.signal.removeEventListener('abort', onClose);
     }
   }
 
@@ -628,7 +646,7 @@ class FanOutForwarder implements RunningForwarder {
 
   /** On a leader or replica change: every waiting batch is looked at again now. */
   #reevaluate(): void {
-    for (const batch of [...this.#unsettled]) {
+    for (const batch of this.#unsettled.values()) {
       batch.retryTimer?.();
       batch.retryTimer = undefined;
       this.#evaluate(batch);
@@ -666,7 +684,7 @@ class FanOutForwarder implements RunningForwarder {
     batch.cancelDeadline();
     batch.retryTimer?.();
     batch.retryTimer = undefined;
-    this.#unsettled.delete(batch);
+    batch.leaveUnsettled();
     if (this.#unsettled.size === 0) this.#drained?.();
   }
 }

@@ -1,9 +1,12 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { nodeHttp } from '../../platform/index.js';
 import { observationsResponseSchema, snapshotSchema, type PublishedNode } from '../../contracts/index.js';
 import { gpuSnapshot } from '../../contracts/testing.js';
 import { createEngine } from '../../core/engine/index.js';
 import { ReplicaRequestError } from './errors.js';
-import { parseAnswer } from './transport.js';
+import { createHttpTransport, parseAnswer, type ReplicaTransport } from './transport.js';
 
 const replica = { identity: 'controller-0', url: 'http://127.0.0.1:1' };
 
@@ -142,3 +145,189 @@ function failedEntry(): PublishedNode {
   if (!entry) throw new Error('the engine lists no entry for a node with XID 79');
   return entry;
 }
+
+/** A replica's HTTP server on a loopback port: `respond` answers each request. */
+interface TestReplica {
+  url: string;
+  /** Requests seen: method, path, headers, body. */
+  requests: { method: string; path: string; authorization: string; type: string; body: string }[];
+  /** Connections accepted so far, and how many are open now. */
+  connections: { accepted: number; open: number };
+  close(): Promise<void>;
+}
+
+const LEADER_ANSWER = JSON.stringify({
+  leader: true,
+  identity: 'controller-0',
+  term: 1,
+  results: [{ node: 'n', accepted: true, entry: null }],
+});
+
+async function testReplica(
+  respond: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<TestReplica> {
+  const requests: TestReplica['requests'] = [];
+  const connections = { accepted: 0, open: 0 };
+  const sockets = new Set<Socket>();
+  const server: Server = nodeHttp.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      requests.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        authorization: req.headers.authorization ?? '',
+        type: req.headers['content-type'] ?? '',
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      respond(req, res);
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    connections.accepted++;
+    connections.open++;
+    sockets.add(socket);
+    socket.on('close', () => {
+      connections.open--;
+      sockets.delete(socket);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    connections,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Resolves once `check` holds, looking again at each turn of the event loop (no timed sleep). */
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('createHttpTransport', () => {
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+  });
+  const setUp = async (
+    respond: (req: IncomingMessage, res: ServerResponse) => void,
+    options: Parameters<typeof createHttpTransport>[0] = {},
+  ): Promise<{
+    server: TestReplica;
+    transport: ReplicaTransport;
+    replica: { identity: string; url: string };
+  }> => {
+    const server = await testReplica(respond);
+    const transport = createHttpTransport(options);
+    cleanups.push(
+      () => transport.close(),
+      () => server.close(),
+    );
+    return { server, transport, replica: { identity: 'controller-0', url: server.url } };
+  };
+  const post = (
+    transport: ReplicaTransport,
+    replica: { identity: string; url: string },
+    signal?: AbortSignal,
+  ) =>
+    transport.post(replica, {
+      body: Buffer.from('{"observations":[]}'),
+      token: 'the-token',
+      signal: signal ?? new AbortController().signal,
+    });
+
+  it('posts the body with the bearer token and reuses one connection for requests one after another', async () => {
+    const { server, transport, replica } = await setUp((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(LEADER_ANSWER);
+    });
+    for (let i = 0; i < 3; i++) expect(await post(transport, replica)).toEqual(JSON.parse(LEADER_ANSWER));
+    expect(server.requests).toEqual(
+      Array.from({ length: 3 }, () => ({
+        method: 'POST',
+        path: '/v1/observations',
+        authorization: 'Bearer the-token',
+        type: 'application/json',
+        body: '{"observations":[]}',
+      })),
+    );
+    expect(server.connections.accepted).toBe(1);
+  });
+
+  it('refuses an answer larger than maxAnswerBytes, announced or streamed', async () => {
+    const announced = await setUp(
+      (_req, res) => {
+        res.writeHead(200, { 'content-length': 100 });
+        res.end('x'.repeat(100));
+      },
+      { maxAnswerBytes: 50 },
+    );
+    await expect(post(announced.transport, announced.replica)).rejects.toMatchObject({
+      reason: 'connection',
+      message: expect.stringContaining('answer of 100 bytes is over 50') as unknown,
+    });
+    const streamed = await setUp(
+      (_req, res) => {
+        res.writeHead(200); // chunked: no length announced
+        res.write('x'.repeat(40));
+        res.end('x'.repeat(40));
+      },
+      { maxAnswerBytes: 50 },
+    );
+    await expect(post(streamed.transport, streamed.replica)).rejects.toMatchObject({
+      reason: 'connection',
+      message: expect.stringContaining('answer over 50 bytes') as unknown,
+    });
+  });
+
+  it('fails, rather than hangs, when the connection closes halfway through the answer', async () => {
+    const { transport, replica } = await setUp((_req, res) => {
+      res.writeHead(200, { 'content-length': 1000 });
+      res.write('{"leader":');
+      res.socket?.destroy();
+    });
+    await expect(post(transport, replica)).rejects.toMatchObject({
+      reason: 'connection',
+      message: expect.stringContaining('controller-0: ') as unknown,
+    });
+  });
+
+  it('gives up a request when its signal aborts, and answers a refused connection as a connection failure', async () => {
+    const { server, transport, replica } = await setUp(() => undefined); // never answers
+    const abort = new AbortController();
+    const pending = post(transport, replica, abort.signal);
+    await until(() => server.requests.length === 1);
+    abort.abort();
+    await expect(pending).rejects.toMatchObject({ reason: 'connection' });
+    await server.close();
+    await expect(post(transport, replica)).rejects.toMatchObject({
+      reason: 'connection',
+      message: expect.stringContaining('ECONNREFUSED') as unknown,
+    });
+  });
+
+  it('closes its connections to a replica it forgets, and opens new ones if asked again', async () => {
+    const { server, transport, replica } = await setUp((_req, res) => res.end(LEADER_ANSWER));
+    await post(transport, replica);
+    expect(server.connections.open).toBe(1);
+    transport.forget(replica);
+    await until(() => server.connections.open === 0);
+    await post(transport, replica);
+    expect(server.connections).toEqual({ accepted: 2, open: 1 });
+  });
+
+  it('reads a non-200 answer as the replica’s refusal', async () => {
+    const { transport, replica } = await setUp((_req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'unauthorized', message: 'no' } }));
+    });
+    await expect(post(transport, replica)).rejects.toMatchObject({ reason: 'unauthorized', status: 401 });
+  });
+});

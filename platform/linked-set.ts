@@ -1,0 +1,66 @@
+/**
+ * A set of short-lived values held by a long-lived owner (the requests in flight of a server,
+ * the batches a forwarder waits on), kept as a doubly linked list whose links are cut when a
+ * value leaves.
+ *
+ * Why not a `Set`: V8 stores a Set in a hash table that it rebuilds when deletions fill it,
+ * and the old table keeps its entries (so that live iterators can move on to the new one).
+ * Once that old table has reached the old generation it is dead but uncollected until the
+ * next full collection, and until then every young value it still points to survives each
+ * scavenge and is promoted, with everything it references. At a few thousand requests a
+ * second that carried each request's whole object graph into the old generation. Measured on
+ * the ingest function's app at 1,500 requests/s (one core, replicas answering at once): with
+ * a Set of its responses in flight, 520 KB promoted per scavenge, 12 full collections in 13 s
+ * and a p99 of 54 ms; with this list, 120 KB, 4 and 25 ms.
+ */
+export class LinkedSet<T> {
+  #head: Link<T> | undefined;
+  #tail: Link<T> | undefined;
+  #size = 0;
+
+  /** How many values it holds. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /**
+   * Adds `value` (the same value added twice is held twice) and returns its removal, which
+   * cuts every link of its entry; calling it again does nothing.
+   */
+  add(value: T): () => void {
+    const link: Link<T> = { value, prev: this.#tail, next: undefined, held: true };
+    if (this.#tail) this.#tail.next = link;
+    else this.#head = link;
+    this.#tail = link;
+    this.#size++;
+    return () => this.#unlink(link);
+  }
+
+  /** The values now, oldest first: a copy, so the set may change while it is read. */
+  values(): T[] {
+    const values: T[] = [];
+    for (let link = this.#head; link; link = link.next) values.push(link.value as T);
+    return values;
+  }
+
+  #unlink(link: Link<T>): void {
+    if (!link.held) return;
+    if (link.prev) link.prev.next = link.next;
+    else this.#head = link.next;
+    if (link.next) link.next.prev = link.prev;
+    else this.#tail = link.prev;
+    // A removed entry points at nothing: once it is garbage it keeps nothing young alive.
+    link.prev = undefined;
+    link.next = undefined;
+    link.value = undefined;
+    link.held = false;
+    this.#size--;
+  }
+}
+
+interface Link<T> {
+  value: T | undefined;
+  prev: Link<T> | undefined;
+  next: Link<T> | undefined;
+  held: boolean;
+}
