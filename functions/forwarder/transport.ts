@@ -65,63 +65,67 @@ export interface HttpTransportOptions {
 
 /** The default transport: a keep-alive node:http(s) Agent per replica URL. */
 export function createHttpTransport(options: HttpTransportOptions = {}): ReplicaTransport {
-  const agents = new Map<string, Agent>();
-  const maxAnswerBytes = options.maxAnswerBytes ?? 16 * 1024 * 1024;
-  const connectTimeoutMs = options.connectTimeoutMs ?? 1000;
-  const agentOf = (url: URL): Agent => {
-    let agent = agents.get(url.origin);
-    if (!agent) {
-      const settings = {
+  const endpoints = new Map<string, Endpoint>();
+  const limits = {
+    connectTimeoutMs: options.connectTimeoutMs ?? 1000,
+    maxAnswerBytes: options.maxAnswerBytes ?? 16 * 1024 * 1024,
+  };
+  // Built once per replica URL, so a post parses no URL and picks no module.
+  const endpointOf = (replica: Replica): Endpoint => {
+    let endpoint = endpoints.get(replica.url);
+    if (!endpoint) {
+      const target = new URL(OBSERVATIONS_PATH, replica.url);
+      const http = target.protocol === 'https:' ? nodeHttps : nodeHttp;
+      const agent = new http.Agent({
         keepAlive: true,
         maxSockets: options.connections ?? 4,
         // Idle sockets close after this (the caller's signal bounds a request in flight).
         timeout: options.keepAliveTimeoutMs ?? 30_000,
-        scheduling: 'lifo' as const,
-      };
-      agent = url.protocol === 'https:' ? new nodeHttps.Agent(settings) : new nodeHttp.Agent(settings);
-      agents.set(url.origin, agent);
+        scheduling: 'lifo',
+      });
+      endpoint = { target, agent, request: http.request };
+      endpoints.set(replica.url, endpoint);
     }
-    return agent;
+    return endpoint;
   };
   return {
     async post(replica, request) {
-      const url = new URL(OBSERVATIONS_PATH, replica.url);
-      const { status, text } = await send(replica, url, agentOf(url), request, {
-        connectTimeoutMs,
-        maxAnswerBytes,
-      });
+      const { status, text } = await send(replica, endpointOf(replica), request, limits);
       return parseAnswer(replica, status, text);
     },
     forget(replica) {
-      const origin = new URL(replica.url).origin;
-      agents.get(origin)?.destroy();
-      agents.delete(origin);
+      endpoints.get(replica.url)?.agent.destroy();
+      endpoints.delete(replica.url);
     },
     close() {
-      for (const agent of agents.values()) agent.destroy();
-      agents.clear();
+      for (const endpoint of endpoints.values()) endpoint.agent.destroy();
+      endpoints.clear();
       return Promise.resolve();
     },
   };
 }
 
+/** Where one replica's observations go, and the keep-alive Agent that holds its sockets. */
+interface Endpoint {
+  readonly target: URL;
+  readonly agent: Agent;
+  readonly request: typeof nodeHttp.request;
+}
+
 /** One POST: the answer's status and text, or a ReplicaRequestError of reason `connection`. */
 function send(
   replica: Replica,
-  url: URL,
-  agent: Agent,
+  endpoint: Endpoint,
   request: ReplicaRequest,
   limits: { connectTimeoutMs: number; maxAnswerBytes: number },
 ): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const fail = (what: string, error?: unknown): void => {
-      const detail = error === undefined ? what : `${what}${describe(error)}`;
-      reject(new ReplicaRequestError('connection', `${replica.identity}: ${detail}`, { cause: error }));
-    };
+    const fail = (problem: string, error?: unknown): void =>
+      reject(new ReplicaRequestError('connection', `${replica.identity}: ${problem}`, { cause: error }));
     const body = typeof request.body === 'string' ? Buffer.from(request.body) : request.body;
-    const client: ClientRequest = (url.protocol === 'https:' ? nodeHttps : nodeHttp).request(url, {
+    const client: ClientRequest = endpoint.request(endpoint.target, {
       method: 'POST',
-      agent,
+      agent: endpoint.agent,
       signal: request.signal,
       headers: {
         authorization: `Bearer ${request.token}`,
@@ -140,7 +144,7 @@ function send(
     });
     client.once('error', (error) => {
       clearTimeout(connectTimer);
-      fail('', error);
+      fail(describe(error), error);
     });
     client.once('response', (answer: IncomingMessage) => {
       clearTimeout(connectTimer);
@@ -161,7 +165,7 @@ function send(
         }
         chunks.push(chunk);
       });
-      answer.once('error', (error) => fail('answer broken: ', error));
+      answer.once('error', (error) => fail(`answer broken: ${describe(error)}`, error));
       answer.once('close', () => {
         if (!answer.complete) fail('answer broken: the connection closed before the answer ended');
       });
