@@ -105,6 +105,13 @@ export const functionConfigSchema = z.strictObject({
       .describe(
         'send at once when the leader has nothing in flight (lowest latency; more requests under load)',
       ),
+    followerWindowMs: z
+      .number()
+      .nonnegative()
+      .default(20)
+      .describe(
+        "longest a batch waits to share a follower's request with later ones (no caller waits on a follower)",
+      ),
     leaderTimeoutMs: z
       .number()
       .positive()

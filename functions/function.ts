@@ -94,6 +94,7 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
     {
       batchWindowMs: config.forward.batchWindowMs,
       flushWhenIdle: config.forward.flushWhenIdle,
+      followerWindowMs: config.forward.followerWindowMs,
       leaderTimeoutMs: config.forward.leaderTimeoutMs,
       maxQueuedBatches: config.forward.maxQueuedBatches,
     },

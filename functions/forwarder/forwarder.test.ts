@@ -4,6 +4,7 @@ import { npuSnapshot } from '../../core/engine/testing.js';
 import { FakeClock, Registry, createLogger } from '../../platform/index.js';
 import { LeaderUnavailableError } from './errors.js';
 import {
+  FORWARDER_DEFAULTS,
   createForwarder,
   type ForwarderOptions,
   type ForwardResult,
@@ -214,6 +215,7 @@ describe('createForwarder: fan-out and the leader-only wait', () => {
     const second = forwarder.forward([snap('n2')]);
     await clock.advance(0);
     await second;
+    await clock.advance(FORWARDER_DEFAULTS.followerWindowMs); // the followers' window
     await Promise.all(replicas.map((replica) => replica.waitForRequests(2)));
     for (const replica of replicas) expect(replica.received.flatMap((r) => r.nodes)).toEqual(['n1', 'n2']);
     const tokens = replicas.flatMap((replica) => replica.received.map((r) => r.authorization));
@@ -233,6 +235,7 @@ describe('createForwarder: fan-out and the leader-only wait', () => {
     expect(follower.received.map((r) => r.nodes)).toEqual([['n1']]);
     expect(await metric(registry, 'npu_fault_function_forward_queue_depth', 'replica="b"')).toBe(2);
     follower.release();
+    await clock.advance(FORWARDER_DEFAULTS.followerWindowMs);
     await follower.waitForRequests(2);
     expect(follower.received.map((r) => r.nodes)).toEqual([['n1'], ['n2', 'n3']]);
   });
@@ -346,9 +349,95 @@ describe('createForwarder: the bound', () => {
   });
 });
 
+describe("createForwarder: the followers' window", () => {
+  /** Forwards one snapshot per node, each settled by the leader before the next. */
+  async function forwardEach(forwarder: RunningForwarder, clock: FakeClock, nodes: string[]): Promise<void> {
+    for (const node of nodes) {
+      const result = forwarder.forward([snap(node)]);
+      await clock.advance(0);
+      await expect(result).resolves.toMatchObject({ leader: 'a', results: [{ node }] });
+    }
+  }
+
+  it('sends a follower what queued within the window as one request, the leader each batch at once', async () => {
+    const { forwarder, clock, postsTo } = await setup(['a', 'b'], { followerWindowMs: 30 });
+    await forwardEach(forwarder, clock, ['n1']); // no leader known yet: both at once
+    await Promise.all(postsTo('b').map((p) => p.done));
+    await forwardEach(forwarder, clock, ['n2', 'n3']);
+    await clock.advance(10);
+    await forwardEach(forwarder, clock, ['n4']);
+    expect(postsTo('a').map((p) => p.nodes)).toEqual([['n1'], ['n2'], ['n3'], ['n4']]);
+    expect(postsTo('b').map((p) => p.nodes)).toEqual([['n1']]);
+    await clock.advance(19); // 29 ms after n2's batch
+    expect(postsTo('b')).toHaveLength(1);
+    await clock.advance(1);
+    expect(postsTo('b').map((p) => p.nodes)).toEqual([['n1'], ['n2', 'n3', 'n4']]);
+  });
+
+  it('sends a follower its queue before the window once it fills a request', async () => {
+    const { forwarder, clock, postsTo } = await setup(['a', 'b'], { followerWindowMs: 1000, maxBatch: 3 });
+    await forwardEach(forwarder, clock, ['n1']);
+    await Promise.all(postsTo('b').map((p) => p.done));
+    await forwardEach(forwarder, clock, ['n2', 'n3']);
+    expect(postsTo('b')).toHaveLength(1);
+    await forwardEach(forwarder, clock, ['n4']);
+    expect(postsTo('b').map((p) => p.nodes)).toEqual([['n1'], ['n2', 'n3', 'n4']]);
+  });
+
+  it('sends a follower that becomes leader its queue at once, and settles what waits on it', async () => {
+    const lease = new FakeLeaderSource('a');
+    const { forwarder, clock, replicas, postsTo } = await setup(
+      ['a', 'b'],
+      { followerWindowMs: 1000 },
+      { lease },
+    );
+    const [old, next] = replicas as [FakeReplica, FakeReplica];
+    await forwardEach(forwarder, clock, ['n1']);
+    expect(postsTo('b')).toHaveLength(0); // waiting in its window
+    old.hanging = true;
+    old.leading = false;
+    const waiting = forwarder.forward([snap('n2')]);
+    await clock.advance(0);
+    expect(await settled(waiting)).toBe(false);
+    next.leading = true;
+    next.term = 2;
+    lease.set('b');
+    await expect(waiting).resolves.toMatchObject({ leader: 'b', term: 2, results: [{ node: 'n2' }] });
+    expect(postsTo('b').map((p) => p.nodes)).toEqual([['n1', 'n2']]);
+  });
+
+  it('sends what waits in a window at once when the forwarder stops, and waits for the answer', async () => {
+    const lease = new FakeLeaderSource('a');
+    const { forwarder, clock, replicas, postsTo } = await setup(
+      ['a', 'b'],
+      { followerWindowMs: 1000 },
+      { lease },
+    );
+    const stop = new AbortController();
+    const running = forwarder.start(stop.signal);
+    await forwardEach(forwarder, clock, ['n1']);
+    expect(postsTo('b')).toHaveLength(0);
+    stop.abort();
+    await running;
+    // Sent and answered before the forwarder closed its connections.
+    expect(replicas[1]?.received.map((r) => r.nodes)).toEqual([['n1']]);
+    expect(postsTo('b').map((p) => p.nodes)).toEqual([['n1']]);
+  });
+
+  it('does not wait with followerWindowMs 0', async () => {
+    const lease = new FakeLeaderSource('a');
+    const { forwarder, clock, postsTo } = await setup(['a', 'b'], { followerWindowMs: 0 }, { lease });
+    await forwardEach(forwarder, clock, ['n1']);
+    expect(postsTo('b').map((p) => p.nodes)).toEqual([['n1']]);
+  });
+});
+
 describe('createForwarder: bounded queues', () => {
   it("drops a slow follower's oldest batch when its queue is full, and counts it", async () => {
-    const { forwarder, clock, replicas, registry } = await setup(['a', 'b'], { maxQueuedBatches: 2 });
+    const { forwarder, clock, replicas, registry } = await setup(['a', 'b'], {
+      maxQueuedBatches: 2,
+      followerWindowMs: 0,
+    });
     const [, follower] = replicas as [FakeReplica, FakeReplica];
     follower.hanging = true;
     for (const node of ['n1', 'n2', 'n3', 'n4', 'n5']) {
@@ -424,6 +513,9 @@ describe('createForwarder: leader knowledge and readiness', () => {
     );
     expect(() => createForwarder(deps, { batchWindowMs: -1 })).toThrow(
       'forwarder batchWindowMs: expected a number >= 0, got -1',
+    );
+    expect(() => createForwarder(deps, { followerWindowMs: Number.NaN })).toThrow(
+      'forwarder followerWindowMs: expected a number >= 0, got NaN',
     );
   });
 });

@@ -129,6 +129,7 @@ export const FORWARDER_DEFAULTS = {
   retryIntervalMs: 100,
   retryAfterSeconds: 1,
   flushWhenIdle: true,
+  followerWindowMs: 20,
 } as const;
 
 /** How the forwarder batches, queues and waits. */
@@ -151,6 +152,11 @@ export interface ForwarderOptions {
   retryAfterSeconds?: number;
   /** Send a batch as soon as the leader has nothing in flight (default true). */
   flushWhenIdle?: boolean;
+  /**
+   * Longest a batch waits in a follower's queue for later ones to join its request, ms
+   * (default 20; 0: sent as soon as the follower has nothing in flight).
+   */
+  followerWindowMs?: number;
   /** Metric names start `npu_fault_<metricsComponent>_` (default `function`). */
   metricsComponent?: string;
 }
@@ -185,6 +191,8 @@ interface Batch {
   /** The snapshots' JSON size as the callers measured it (0 when not told). */
   bytes: number;
   flushed: boolean;
+  /** When it was flushed (the clock's monotonic ms): a follower's window runs from then. */
+  flushedAt: number;
   settled: boolean;
   /** A retry request is in flight. */
   retrying: boolean;
@@ -207,6 +215,10 @@ interface Channel {
   readonly abort: AbortController;
   /** Its last request failed (failures are logged at warn once, then at debug). */
   failing: boolean;
+  /** A follower's queue waits for its window to pass: the cancel of that timer. */
+  window: Cancel | undefined;
+  /** Its request in flight, settled once the answer is taken in. */
+  sending: Promise<void> | undefined;
 }
 
 class FanOutForwarder implements RunningForwarder {
@@ -227,6 +239,7 @@ class FanOutForwarder implements RunningForwarder {
   readonly #retryIntervalMs: number;
   readonly #retryAfterSeconds: number;
   readonly #flushWhenIdle: boolean;
+  readonly #followerWindowMs: number;
   readonly #channels = new Map<string, Channel>();
   /** Batches no leader has accepted yet (a LinkedSet, not a Set: see platform/linked-set.ts). */
   readonly #unsettled = new LinkedSet<Batch>();
@@ -273,6 +286,11 @@ class FanOutForwarder implements RunningForwarder {
       options.retryAfterSeconds ?? FORWARDER_DEFAULTS.retryAfterSeconds,
     );
     this.#flushWhenIdle = options.flushWhenIdle ?? FORWARDER_DEFAULTS.flushWhenIdle;
+    this.#followerWindowMs = atLeast(
+      'followerWindowMs',
+      options.followerWindowMs ?? FORWARDER_DEFAULTS.followerWindowMs,
+      0,
+    );
     this.#metrics = createForwarderMetrics(
       deps.registry,
       () => ({ ready: this.#source.replicas().length, leader: this.leader() === undefined ? 0 : 1 }),
@@ -346,9 +364,18 @@ class FanOutForwarder implements RunningForwarder {
   async #stop(): Promise<void> {
     this.#stopping = true;
     this.#flush();
+    // Followers' windows close: what they hold goes now, while the leader's answers are awaited.
+    for (const channel of this.#channels.values()) this.#pump(channel);
     if (this.#unsettled.size > 0) {
       this.#log.info({ batches: this.#unsettled.size }, 'waiting for the leader to answer the last batches');
       await new Promise<void>((resolve) => (this.#drained = resolve));
+    }
+    // The followers get what they were sent (each request bounded by requestTimeoutMs), so
+    // a function going away costs a hot standby nothing.
+    for (;;) {
+      const sending = [...this.#channels.values()].flatMap((channel) => channel.sending ?? []);
+      if (sending.length === 0) break;
+      await Promise.all(sending);
     }
     for (const channel of [...this.#channels.values()]) this.#remove(channel);
     await this.#transport.close();
@@ -363,6 +390,7 @@ class FanOutForwarder implements RunningForwarder {
       json: EMPTY,
       bytes: 0,
       flushed: false,
+      flushedAt: 0,
       settled: false,
       retrying: false,
       retryTimer: undefined,
@@ -387,6 +415,7 @@ class FanOutForwarder implements RunningForwarder {
     batch.json = Buffer.from(batch.parts.join(','));
     batch.parts = [];
     batch.flushed = true;
+    batch.flushedAt = this.#clock.monotonic();
     this.#reconcile();
     for (const channel of this.#channels.values()) {
       batch.status.set(channel.replica.identity, 'pending');
@@ -423,6 +452,8 @@ class FanOutForwarder implements RunningForwarder {
         closed: false,
         abort: new AbortController(),
         failing: false,
+        window: undefined,
+        sending: undefined,
       });
       this.#metrics.queueDepth.set({ replica: replica.identity }, 0);
     }
@@ -432,6 +463,8 @@ class FanOutForwarder implements RunningForwarder {
     const identity = channel.replica.identity;
     if (this.#channels.get(identity) === channel) this.#channels.delete(identity);
     channel.closed = true;
+    channel.window?.();
+    channel.window = undefined;
     channel.abort.abort();
     const queued = channel.queue.splice(0);
     this.#metrics.queueDepth.remove({ replica: identity });
@@ -458,9 +491,22 @@ class FanOutForwarder implements RunningForwarder {
     this.#metrics.queueDepth.set({ replica: channel.replica.identity }, channel.queue.length);
   }
 
-  /** Sends what is queued for `channel` as one request, when none is in flight. */
+  /**
+   * Sends what is queued for `channel` as one request, when none is in flight and, for a
+   * follower, once its oldest batch's window has passed.
+   */
   #pump(channel: Channel): void {
     if (channel.inFlight || channel.closed || channel.queue.length === 0) return;
+    const wait = this.#followerWait(channel);
+    if (wait > 0) {
+      channel.window ??= this.#clock.schedule(wait, () => {
+        channel.window = undefined;
+        this.#pump(channel);
+      });
+      return;
+    }
+    channel.window?.();
+    channel.window = undefined;
     const batches: Batch[] = [];
     let size = 0;
     let bytes = 0;
@@ -476,14 +522,39 @@ class FanOutForwarder implements RunningForwarder {
     }
     channel.inFlight = true;
     this.#metrics.queueDepth.set({ replica: channel.replica.identity }, channel.queue.length);
-    void this.#request(channel, batches).then((outcome) => {
+    channel.sending = this.#request(channel, batches).then((outcome) => {
       channel.inFlight = false;
+      channel.sending = undefined;
       this.#answered(channel, batches, outcome);
       this.#pump(channel);
       const idle = !channel.inFlight && channel.queue.length === 0;
       if (idle && this.#open && this.#flushWhenIdle && channel.replica.identity === this.leader())
         this.#flush();
     });
+  }
+
+  /**
+   * How long `channel`'s queue should wait before it is sent, ms (0: now). Only a known
+   * follower's queue waits, and only until its oldest batch has waited `followerWindowMs` or
+   * the queue fills a request: no caller waits on a follower's answer, so its observations
+   * go in fewer, larger requests (at 3,000 snapshots/s, 0.37 instead of 0.66 requests to the
+   * replicas per snapshot: less work for the followers, and for the function's sockets). The
+   * leader, a replica while none is known, and every replica once the function stops, never
+   * wait. A follower becoming leader is sent to at once (#reevaluate pumps every channel).
+   */
+  #followerWait(channel: Channel): number {
+    if (this.#followerWindowMs === 0 || this.#stopping) return 0;
+    const leader = this.leader();
+    if (leader === undefined || leader === channel.replica.identity) return 0;
+    let count = 0;
+    let bytes = 0;
+    for (const batch of channel.queue) {
+      count += batch.count;
+      bytes += batch.json.length;
+    }
+    if (count >= this.#maxBatch || bytes >= this.#maxBatchBytes) return 0;
+    const oldest = channel.queue[0] as Batch;
+    return Math.max(0, oldest.flushedAt + this.#followerWindowMs - this.#clock.monotonic());
   }
 
   /** One request of `batches` to `channel`'s replica; never rejects. */
@@ -644,8 +715,12 @@ class FanOutForwarder implements RunningForwarder {
     });
   }
 
-  /** On a leader or replica change: every waiting batch is looked at again now. */
+  /**
+   * On a leader or replica change: every waiting batch is looked at again now, and every
+   * queue is sent that need not wait any more (a follower that became leader).
+   */
   #reevaluate(): void {
+    for (const channel of this.#channels.values()) this.#pump(channel);
     for (const batch of this.#unsettled.values()) {
       batch.retryTimer?.();
       batch.retryTimer = undefined;
@@ -659,6 +734,8 @@ class FanOutForwarder implements RunningForwarder {
     for (const caller of batch.callers) {
       caller.resolve({ leader, term, results: results.slice(caller.offset, caller.offset + caller.count) });
     }
+    // A batch may wait on in followers' queues: it must not keep its callers' requests alive.
+    batch.callers.length = 0;
   }
 
   /** The bound passed: every caller of `batch` gets LeaderUnavailableError. */
@@ -677,6 +754,7 @@ class FanOutForwarder implements RunningForwarder {
       { retryAfterSeconds: this.#retryAfterSeconds },
     );
     for (const caller of batch.callers) caller.reject(error);
+    batch.callers.length = 0;
   }
 
   #finish(batch: Batch): void {
