@@ -1,39 +1,42 @@
 /**
  * `npm run bench:function -- [--rates 1000,2000,3000,4000] [--seconds S] [--nodes N]
- * [--node-options=<the function's NODE_OPTIONS>] [--function-args "<extra flags>"]
+ * [--node-options=<NODE_OPTIONS>] [--node-args="<node flags>"] [--function-args "<extra flags>"]
  * [--skip-build] [--entry <dist/cli/run.js of another build, to compare>]
- * [--generator node|wrk] [--connections C1,C2] [--pace R]`: one
+ * [--generator node|wrk] [--connections C1,C2] [--pace R] [--warmup-seconds W]`: one
  * ingest function process pinned to one core (taskset -c 0), fed by agent-shaped clients with
  * real pod-bound tokens (TokenReview against the local control plane, cached as in
  * production), forwarding to two replicas that answer like controllers (the leader and a
- * follower, in this process, on the other core). Each rate runs open-loop for S seconds:
+ * follower, each a process of its own, on the other cores). Each rate runs open-loop for S seconds:
  * one 8-device 910B snapshot per request, requests spread evenly. Reports per rate the
  * achieved snapshots/s, the function's CPU per snapshot (of which in the kernel) and requests
  * to the replicas per snapshot, errors, and latency p50/p99/max at the client, which is what the
  * function adds (the stand-in replicas answer in well under a millisecond). The function runs
- * the compiled build (`npm run build` first, unless --skip-build or --entry) with its
- * Deployment's NODE_OPTIONS unless --node-options says otherwise (write it with `=`: its
- * value starts with dashes). Prints one JSON line. Not part of the test suite.
+ * the compiled build (`npm run build` first, unless --skip-build or --entry) as its
+ * Deployment runs it: the node flags of its `command` and its NODE_OPTIONS (none), unless
+ * --node-args or --node-options say otherwise (write them with `=`: their values start with
+ * dashes). Prints one JSON line. Not part of the test suite.
  *
  * `--generator wrk [--connections 16,32,64] [--pace <snapshots/s>]`: the load comes from wrk
  * (bench/wrk.ts; `apt-get install wrk`) instead of this process: a C client that costs a
  * fraction of a Node one, so more of the other core is left to the stand-in replicas and the
  * latency is less the client's own queueing. Closed loop per connection count (the most the
  * function serves at that concurrency), or paced at `--pace` snapshots/s on wrk's clock.
+ * Each run is preceded by the same load for `--warmup-seconds` (default 5), not measured.
  */
 import * as k8s from '@kubernetes/client-node';
-import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { Agent, request } from 'undici';
 import type { Snapshot } from '../contracts/index.js';
 import { npuSnapshot } from '../core/engine/testing.js';
 import { buildControlPlane, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
+import { shippedNode } from '../hack/shipped-node.js';
 import { functionRbacObjects } from '../test/setup/controller-rbac.js';
 import {
   startControllerProcess,
@@ -51,8 +54,10 @@ const run = promisify(execFile);
 function options(): {
   rates: number[];
   seconds: number;
+  warmupSeconds: number;
   nodes: number;
   nodeOptions: string;
+  nodeArgs: string[];
   functionArgs: string[];
   build: boolean;
   entry: string;
@@ -60,12 +65,15 @@ function options(): {
   connections: number[];
   pace: number | null;
 } {
+  const shipped = shippedNode(join(ROOT, 'k8s/functions/base/deployment.yaml'));
   const { values } = parseArgs({
     options: {
       rates: { type: 'string' },
       seconds: { type: 'string' },
+      'warmup-seconds': { type: 'string' },
       nodes: { type: 'string' },
       'node-options': { type: 'string' },
+      'node-args': { type: 'string' },
       'function-args': { type: 'string' },
       'skip-build': { type: 'boolean' },
       entry: { type: 'string' },
@@ -82,14 +90,18 @@ function options(): {
   if (connections.some((c) => !Number.isInteger(c) || c < 1)) throw new Error('--connections c1,c2 >= 1');
   const rates = (values.rates ?? '1000,2000,3000,4000').split(',').map(Number);
   const seconds = Number(values.seconds ?? 15);
+  const warmupSeconds = Number(values['warmup-seconds'] ?? 5);
+  if (!(warmupSeconds >= 0)) throw new Error('--warmup-seconds >= 0');
   const nodes = Number(values.nodes ?? 100);
   if (rates.some((r) => !(r > 0)) || !(seconds > 0) || !Number.isInteger(nodes) || nodes < 1)
     throw new Error('--rates r1,r2 > 0, --seconds > 0, --nodes >= 1');
   return {
     rates,
     seconds,
+    warmupSeconds,
     nodes,
-    nodeOptions: values['node-options'] ?? shippedNodeOptions(),
+    nodeOptions: values['node-options'] ?? shipped.nodeOptions,
+    nodeArgs: values['node-args']?.split(' ').filter(Boolean) ?? shipped.nodeArgs,
     functionArgs: (values['function-args'] ?? '').split(' ').filter(Boolean),
     build: values['skip-build'] !== true && values.entry === undefined,
     entry: values.entry ?? join(ROOT, 'dist/cli/run.js'),
@@ -99,41 +111,24 @@ function options(): {
   };
 }
 
-/** A stand-in controller replica: answers every batch at once, as the leader or a follower. */
-function standIn(identity: string, leader: boolean): Promise<{ url: string; close: () => void }> {
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      // The nodes, in order, by a scan rather than a parse: what is measured is the function,
-      // and these stand-ins share a core with the load generator (a snapshot's only "node"
-      // key is its own: 910B payloads have none).
-      const nodes = [
-        ...Buffer.concat(chunks)
-          .toString('utf8')
-          .matchAll(/"node":"([^"]*)"/g),
-      ].map((m) => m[1]);
-      const results = nodes.map((node) =>
-        leader ? { node, accepted: true, entry: null } : { node, accepted: true },
-      );
-      const answer = leader
-        ? { leader: true, identity, term: 1, results }
-        : { leader: false, identity, leader_identity: 'leader', results };
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(answer));
-    });
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address() as { port: number };
-      resolve({ url: `http://127.0.0.1:${address.port}`, close: () => server.close() });
-    }),
+/**
+ * A stand-in controller replica (bench/stand-in-replica.ts) in a process of its own: answers
+ * every batch at once, as the leader or a follower.
+ */
+async function standIn(
+  identity: string,
+  leader: boolean,
+): Promise<{ url: string; pid: number | undefined; close: () => void }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'bench/stand-in-replica.ts'), identity, leader ? 'leader' : 'follower'],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
   );
-}
-
-function shippedNodeOptions(): string {
-  const text = readFileSync(join(ROOT, 'k8s/functions/base/deployment.yaml'), 'utf8');
-  return /name: NODE_OPTIONS\s+value: (.+)/.exec(text)?.[1]?.trim() ?? '';
+  const lines = createInterface({ input: child.stdout });
+  const [line] = (await once(lines, 'line')) as [string];
+  lines.close();
+  const { url } = JSON.parse(line) as { url: string };
+  return { url, pid: child.pid, close: () => child.stdin.end() };
 }
 
 async function main(): Promise<void> {
@@ -203,6 +198,7 @@ async function main(): Promise<void> {
     const leader = await standIn('leader', true);
     const follower = await standIn('follower', false);
     closers.push(leader.close, follower.close);
+    const standInPids = [leader.pid, follower.pid].filter((pid) => pid !== undefined);
     const nodeOptions = opts.nodeOptions;
     fn = startControllerProcess({
       identity: 'function',
@@ -216,13 +212,17 @@ async function main(): Promise<void> {
         ...opts.functionArgs,
       ],
       env: { NODE_OPTIONS: nodeOptions },
+      nodeArgs: opts.nodeArgs,
     });
     const port = await fn.port('http');
-    // Pin the function to core 0 and this process (clients, stand-ins) to the others.
+    // Pin the function to core 0 and this process (the clients), the stand-ins and the control plane to the others.
     const cores = cpus().length;
     if (cores > 1 && fn.child.pid) {
       await run('taskset', ['-a', '-p', '-c', '0', String(fn.child.pid)]);
-      await run('taskset', ['-a', '-p', '-c', `1-${cores - 1}`, String(process.pid)]);
+      // The control plane too: kwok's node heartbeats and the controller-manager's loops
+      // would otherwise land on the function's core now and then, as stalls of its own.
+      for (const pid of [process.pid, ...standInPids, ...Object.values(state.pids)])
+        await run('taskset', ['-a', '-p', '-c', `1-${cores - 1}`, String(pid)]);
     }
     const dispatcher = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
     const url = `http://127.0.0.1:${port}/v1/snapshots`;
@@ -253,6 +253,7 @@ async function main(): Promise<void> {
       forwards: number;
       majorGcs: number;
       gcSeconds: number;
+      residentBytes: number;
       buckets: Map<string, number>;
     }> => {
       const lines = (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split('\n');
@@ -271,6 +272,7 @@ async function main(): Promise<void> {
         forwards: sum('npu_fault_function_forward_duration_seconds_count{'),
         majorGcs: sum('npu_fault_function_nodejs_gc_duration_seconds_count{kind="major"}'),
         gcSeconds: sum('npu_fault_function_nodejs_gc_duration_seconds_sum{'),
+        residentBytes: sum('npu_fault_function_process_resident_memory_bytes '),
         buckets,
       };
     };
@@ -308,6 +310,8 @@ async function main(): Promise<void> {
         // pauses: what sets the tail once the core has room.
         functionFullGcs: after.majorGcs - before.majorGcs,
         functionGcPauseShare: Number(((after.gcSeconds - before.gcSeconds) / seconds).toFixed(3)),
+        // Resident memory at the end of the run: what the young generation's size costs.
+        functionResidentMiB: Math.round(after.residentBytes / 2 ** 20),
         // Latency inside the function (its histogram's bucket bounds): what it adds, without
         // the clients' and stand-ins' queueing on the other core.
         functionLatencyMs: {
@@ -327,6 +331,12 @@ async function main(): Promise<void> {
         const threads = wrkThreads(connections);
         const pacing = opts.pace === null ? null : { rate: opts.pace, threads };
         const script = writeWrkScript(stateDir, '/v1/snapshots', requests, pacing);
+        // The same load first, unmeasured: a function that has served only the few hundred
+        // requests above still runs unoptimised code, and at full rate requests queue behind
+        // the JIT (every request over 15 ms of a cold 10 s run at 3,000/s fell in its first
+        // 2 s). A function in production runs warm.
+        if (opts.warmupSeconds > 0)
+          await runWrk(url, script, { connections, seconds: opts.warmupSeconds, threads });
         const before = await counters();
         const measured = await runWrk(url, script, { connections, seconds: opts.seconds, threads });
         const after = await counters();
@@ -394,8 +404,10 @@ async function main(): Promise<void> {
         functionArgs: opts.functionArgs,
         functionPinnedToCore: cores > 1 ? 0 : 'n/a',
         nodeOptions,
+        nodeArgs: opts.nodeArgs,
         nodes: opts.nodes,
         seconds: opts.seconds,
+        warmupSeconds: opts.generator === 'wrk' ? opts.warmupSeconds : 0,
         results,
       }),
     );

@@ -50,6 +50,8 @@ export function startControllerProcess(options: {
   env?: Record<string, string>;
   /** The script to run (default bin/npu-fault.js; a benchmark passes dist/cli/run.js). */
   entry?: string;
+  /** Flags for node itself, before the script (a manifest's command line: hack/shipped-node.ts). */
+  nodeArgs?: readonly string[];
   /**
    * `function` runs an ingest function instead, `agent` a node agent (one port, no identity;
    * `identity` then only names it).
@@ -64,6 +66,7 @@ export function startControllerProcess(options: {
   const child = spawn(
     process.execPath,
     [
+      ...(options.nodeArgs ?? []),
       options.entry ?? BIN,
       command,
       ...(options.kubeconfig === undefined ? [] : [`--kubeconfig=${options.kubeconfig}`]),

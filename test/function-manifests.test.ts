@@ -373,6 +373,7 @@ describe('k8s/functions manifests', () => {
       expect(others).toHaveLength(0);
       expect(pod.serviceAccountName).toBe(plainPod.serviceAccountName);
       expect(container?.image).toBe(plain?.image);
+      expect(container?.command).toEqual(plain?.command);
       expect(container?.args).toEqual(plain?.args);
       expect(container?.resources).toEqual(plain?.resources);
       expect(container?.volumeMounts).toEqual(plain?.volumeMounts);
@@ -386,6 +387,9 @@ describe('k8s/functions manifests', () => {
       const plainEnv = new Map((plain?.env ?? []).map((e) => [e.name, e]));
       const env = new Map((container?.env ?? []).map((e) => [e.name, e]));
       expect(env.get('NODE_OPTIONS')).toEqual(plainEnv.get('NODE_OPTIONS'));
+      // The V8 flags run node as the image does: its binary first, the script last.
+      expect(plain?.command?.[0]).toBe('/nodejs/bin/node');
+      expect(plain?.command?.at(-1)).toBe('dist/cli/run.js');
       expect(env.get('NPU_FAULT_NAMESPACE')?.value).toBe(SHIPPED_NAMESPACE);
       // Knative's webhook rules, which the dry run below cannot check without it:
       for (const name of KNATIVE_RESERVED_ENV) expect(env.has(name)).toBe(false);

@@ -13,6 +13,7 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ingestResponseSchema, type Snapshot } from '../contracts/index.js';
 import { npuSnapshot, type NpuSpec } from '../core/engine/testing.js';
 import { controllerAccess, functionAccess, type ControllerAccess } from './setup/controller-rbac.js';
@@ -23,7 +24,9 @@ import {
 } from './setup/controller-process.js';
 import { createAgentIdentity } from './setup/agent-identity.js';
 import { createTestNamespace, type TestNamespace } from './setup/cluster.js';
+import { shippedNode } from '../hack/shipped-node.js';
 
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const LEASE = [
   '--lease-duration-seconds=4',
   '--lease-renew-deadline-seconds=3',
@@ -82,6 +85,8 @@ describe('the ingest function between an agent and two controllers, on the real 
     const function_ = startControllerProcess({
       identity: 'function',
       command: 'function',
+      // Under the node flags its Deployment gives it (V8's heap settings).
+      nodeArgs: shippedNode(join(repoRoot, 'k8s/functions/base/deployment.yaml')).nodeArgs,
       kubeconfig: writeKubeConfig(fn.kubeConfig),
       args: [
         `--namespace=${ns.name}`,

@@ -24,7 +24,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, totalmem, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,7 @@ import {
   type ControlPlaneState,
 } from '../../hack/control-plane.js';
 import { buildEventRecorder } from '../../hack/event-recorder.js';
+import { shippedNode } from '../../hack/shipped-node.js';
 import { apiserverEventTtl, runEventsBaseline, stormFaults } from './events-baseline.js';
 import { writeResults } from './output.js';
 import { DEFAULT_TARGETS } from './report.js';
@@ -148,12 +149,6 @@ export function parsePipelineArgs(args: readonly string[]): PipelineBenchOptions
   };
 }
 
-/** NODE_OPTIONS of a shipped Deployment. */
-async function shippedNodeOptions(manifest: string): Promise<string> {
-  const text = await readFile(join(ROOT, manifest), 'utf8');
-  return /name: NODE_OPTIONS\s+value: (.+)/.exec(text)?.[1]?.trim() ?? '';
-}
-
 /** Runs the sweep; returns the result written and where. */
 export async function pipelineBench(
   opts: PipelineBenchOptions,
@@ -216,8 +211,15 @@ async function sweep(
     log('[bench] npm run build (the components run dist/, as an image does)');
     await run('npm', ['run', 'build'], { cwd: ROOT });
   }
-  // Both Deployments set the same NODE_OPTIONS (heap caps); the controller's are used for both.
-  const nodeOptions = await shippedNodeOptions('k8s/controller/deployment.yaml');
+  // As the Deployments run them: the controllers with their NODE_OPTIONS (heap caps), the
+  // function with the node flags of its command (which outrank the same flags in NODE_OPTIONS).
+  const nodeOptions = shippedNode(join(ROOT, 'k8s/controller/deployment.yaml')).nodeOptions;
+  const functionNodeArgs = shippedNode(join(ROOT, 'k8s/functions/base/deployment.yaml')).nodeArgs;
+  const shipped = {
+    entry: join(ROOT, 'dist/cli/run.js'),
+    env: { NODE_OPTIONS: nodeOptions },
+    functionNodeArgs,
+  };
   const runOptions = (admin: k8s.KubeConfig, nodes: number, seed: number): PipelineRunOptions => ({
     admin,
     nodes,
@@ -230,7 +232,7 @@ async function sweep(
     probeIntervalMs: opts.probeIntervalMs,
     seed,
     planePids: {},
-    ...(opts.tsx ? {} : { entry: join(ROOT, 'dist/cli/run.js'), env: { NODE_OPTIONS: nodeOptions } }),
+    ...(opts.tsx ? {} : shipped),
     log,
     killers,
   });
@@ -311,7 +313,7 @@ async function sweep(
       runNodeLoss({
         admin,
         gracePeriodSeconds: NODE_MONITOR_GRACE_PERIOD_SECONDS,
-        ...(opts.tsx ? {} : { entry: join(ROOT, 'dist/cli/run.js'), env: { NODE_OPTIONS: nodeOptions } }),
+        ...(opts.tsx ? {} : shipped),
         log,
       }),
     );

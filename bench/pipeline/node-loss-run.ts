@@ -27,6 +27,8 @@ export interface NodeLossOptions {
   gracePeriodSeconds: number;
   entry?: string;
   env?: Record<string, string>;
+  /** The function's node flags (its Deployment's command). */
+  functionNodeArgs?: readonly string[];
   log: (line: string) => void;
 }
 
@@ -52,6 +54,7 @@ export async function runNodeLoss(options: NodeLossOptions): Promise<BaselineRes
         label: BENCH_LABEL,
         ...(options.entry ? { entry: options.entry } : {}),
         ...(options.env ? { env: options.env } : {}),
+        ...(options.functionNodeArgs ? { functionNodeArgs: options.functionNodeArgs } : {}),
       },
     });
     const members = await createMembers(core, stack.namespace, count, label);

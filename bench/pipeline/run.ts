@@ -57,6 +57,8 @@ export interface PipelineRunOptions {
   /** The script controllers and the function run (dist/cli/run.js as an image does; default: the sources). */
   entry?: string;
   env?: Record<string, string>;
+  /** The function's node flags (its Deployment's command). */
+  functionNodeArgs?: readonly string[];
   /** Real Prometheus and Alertmanager scraping the synthetic fleet's device health beside the run. */
   prometheus?: boolean;
   /** Where the run registers what kills its processes at once (Ctrl-C); it removes them when done. */
@@ -135,6 +137,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
         controllerArgs: (identity) => [`--record-observations=${join(journalDir, `${identity}.jsonl`)}`],
         ...(options.entry ? { entry: options.entry } : {}),
         ...(options.env ? { env: options.env } : {}),
+        ...(options.functionNodeArgs ? { functionNodeArgs: options.functionNodeArgs } : {}),
       },
     });
     const { namespace } = stack;

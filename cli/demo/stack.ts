@@ -123,8 +123,13 @@ export interface StackTuning {
   controllerArgs?: (identity: string) => string[];
   /** The script the controllers and the function run (a benchmark passes dist/cli/run.js). */
   entry?: string;
-  /** Environment of the controllers and the function (NODE_OPTIONS as their Deployments set it). */
+  /** Environment of the controllers and the function (NODE_OPTIONS as the controllers' Deployment sets it). */
   env?: Record<string, string>;
+  /**
+   * The function's node flags, as its Deployment's command gives them (hack/shipped-node.ts);
+   * on the command line they outrank what `env`'s NODE_OPTIONS sets.
+   */
+  functionNodeArgs?: readonly string[];
   /** The namespace's name prefix (default npu-fault-demo). */
   namespacePrefix?: string;
   /** The label marking the namespace and Nodes for cleanup (default DEMO_LABEL). */
@@ -223,6 +228,7 @@ export async function deployPipeline(options: {
       args: [`--namespace=${namespace}`, `--controllers=${replicas.join(',')}`],
       ...(tuning.entry ? { entry: tuning.entry } : {}),
       ...(tuning.env ? { env: tuning.env } : {}),
+      ...(tuning.functionNodeArgs ? { nodeArgs: tuning.functionNodeArgs } : {}),
     });
     processes.push(fn);
     const functionUrl = `http://127.0.0.1:${await fn.port('http')}`;
