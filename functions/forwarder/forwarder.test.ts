@@ -392,8 +392,10 @@ describe("createForwarder: the followers' window", () => {
       { lease },
     );
     const [old, next] = replicas as [FakeReplica, FakeReplica];
+    await forwardEach(forwarder, clock, ['n0']); // b answers as a follower: its queue waits from now
+    await Promise.all(postsTo('b').map((p) => p.done));
     await forwardEach(forwarder, clock, ['n1']);
-    expect(postsTo('b')).toHaveLength(0); // waiting in its window
+    expect(postsTo('b')).toHaveLength(1); // n1 waits in its window
     old.hanging = true;
     old.leading = false;
     const waiting = forwarder.forward([snap('n2')]);
@@ -403,7 +405,7 @@ describe("createForwarder: the followers' window", () => {
     next.term = 2;
     lease.set('b');
     await expect(waiting).resolves.toMatchObject({ leader: 'b', term: 2, results: [{ node: 'n2' }] });
-    expect(postsTo('b').map((p) => p.nodes)).toEqual([['n1', 'n2']]);
+    expect(postsTo('b').map((p) => p.nodes)).toEqual([['n0'], ['n1', 'n2']]);
   });
 
   it('sends what waits in a window at once when the forwarder stops, and waits for the answer', async () => {
@@ -415,13 +417,55 @@ describe("createForwarder: the followers' window", () => {
     );
     const stop = new AbortController();
     const running = forwarder.start(stop.signal);
+    await forwardEach(forwarder, clock, ['n0']); // b answers as a follower: its queue waits from now
+    await Promise.all(postsTo('b').map((p) => p.done));
     await forwardEach(forwarder, clock, ['n1']);
-    expect(postsTo('b')).toHaveLength(0);
+    expect(postsTo('b')).toHaveLength(1);
     stop.abort();
     await running;
     // Sent and answered before the forwarder closed its connections.
-    expect(replicas[1]?.received.map((r) => r.nodes)).toEqual([['n1']]);
-    expect(postsTo('b').map((p) => p.nodes)).toEqual([['n1']]);
+    expect(replicas[1]?.received.map((r) => r.nodes)).toEqual([['n0'], ['n1']]);
+  });
+
+  it('stops within one request timeout while a follower hangs, however much it has queued', async () => {
+    const lease = new FakeLeaderSource('a');
+    const { forwarder, clock, replicas, postsTo } = await setup(
+      ['a', 'b'],
+      { maxBatch: 1, leaderTimeoutMs: 300 },
+      { lease },
+    );
+    (replicas[1] as FakeReplica).hanging = true;
+    const stop = new AbortController();
+    const running = forwarder.start(stop.signal);
+    await forwardEach(forwarder, clock, ['n1', 'n2', 'n3', 'n4', 'n5']);
+    stop.abort();
+    await clock.advance(0);
+    expect(await settled(running)).toBe(false); // b's request is still open
+    await clock.advance(300); // the request timeout (leaderTimeoutMs): the stop's deadline too
+    await running;
+    expect(postsTo('b').length).toBeLessThan(5);
+  });
+
+  it('never holds a replica that has not answered as a follower, whatever a stale Lease says', async () => {
+    const stale = new FakeLeaderSource('b'); // a leads; the Lease has not caught up
+    const { forwarder, clock, postsTo } = await setup(
+      ['a', 'b'],
+      { followerWindowMs: 1000 },
+      { lease: stale },
+    );
+    await forwardEach(forwarder, clock, ['n1', 'n2']);
+    expect(postsTo('a').map((p) => p.nodes)).toEqual([['n1'], ['n2']]);
+  });
+
+  it('holds no follower while the Lease names no current replica', async () => {
+    const gone = new FakeLeaderSource('x');
+    const { forwarder, clock, postsTo } = await setup(
+      ['a', 'b'],
+      { followerWindowMs: 1000, batchWindowMs: 0 }, // no idle leader to flush on: the next turn
+      { lease: gone },
+    );
+    await forwardEach(forwarder, clock, ['n1', 'n2', 'n3']);
+    expect(postsTo('b').map((p) => p.nodes)).toEqual([['n1'], ['n2'], ['n3']]);
   });
 
   it('does not wait with followerWindowMs 0', async () => {

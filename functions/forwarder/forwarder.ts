@@ -219,6 +219,8 @@ interface Channel {
   window: Cancel | undefined;
   /** Its request in flight, settled once the answer is taken in. */
   sending: Promise<void> | undefined;
+  /** Its last answer said `leader: false`: only such a replica's queue ever waits. */
+  answeredFollower: boolean;
 }
 
 class FanOutForwarder implements RunningForwarder {
@@ -370,15 +372,36 @@ class FanOutForwarder implements RunningForwarder {
       this.#log.info({ batches: this.#unsettled.size }, 'waiting for the leader to answer the last batches');
       await new Promise<void>((resolve) => (this.#drained = resolve));
     }
-    // The followers get what they were sent (each request bounded by requestTimeoutMs), so
-    // a function going away costs a hot standby nothing.
-    for (;;) {
-      const sending = [...this.#channels.values()].flatMap((channel) => channel.sending ?? []);
-      if (sending.length === 0) break;
-      await Promise.all(sending);
-    }
+    await this.#drainFollowers();
     for (const channel of [...this.#channels.values()]) this.#remove(channel);
     await this.#transport.close();
+  }
+
+  /**
+   * Lets the replicas' requests in flight finish, and what is still queued go out, so that
+   * a function going away costs a hot standby nothing; but within one request timeout in
+   * all: a hanging follower's queue, sent request by request, would otherwise hold the
+   * shutdown for a timeout per request.
+   */
+  async #drainFollowers(): Promise<void> {
+    let cancel: Cancel = () => undefined;
+    let late = false;
+    const deadline = new Promise<void>((resolve) => {
+      cancel = this.#clock.schedule(this.#requestTimeoutMs, () => {
+        late = true;
+        resolve();
+      });
+    });
+    try {
+      while (!late) {
+        const sending = [...this.#channels.values()].flatMap((channel) => channel.sending ?? []);
+        if (sending.length === 0) return;
+        await Promise.race([Promise.allSettled(sending), deadline]);
+      }
+      this.#log.warn('replicas still sending at the stop deadline: their requests are aborted');
+    } finally {
+      cancel();
+    }
   }
 
   #openBatch(): Batch {
@@ -454,6 +477,7 @@ class FanOutForwarder implements RunningForwarder {
         failing: false,
         window: undefined,
         sending: undefined,
+        answeredFollower: false,
       });
       this.#metrics.queueDepth.set({ replica: replica.identity }, 0);
     }
@@ -534,18 +558,22 @@ class FanOutForwarder implements RunningForwarder {
   }
 
   /**
-   * How long `channel`'s queue should wait before it is sent, ms (0: now). Only a known
-   * follower's queue waits, and only until its oldest batch has waited `followerWindowMs` or
+   * How long `channel`'s queue should wait before it is sent, ms (0: now). Only a follower's
+   * queue waits (its last answer said so, and another current replica leads), and only
+   * until its oldest batch has waited `followerWindowMs` or
    * the queue fills a request: no caller waits on a follower's answer, so its observations
    * go in fewer, larger requests (at 3,000 snapshots/s, 0.37 instead of 0.66 requests to the
    * replicas per snapshot: less work for the followers, and for the function's sockets). The
-   * leader, a replica while none is known, and every replica once the function stops, never
-   * wait. A follower becoming leader is sent to at once (#reevaluate pumps every channel).
+   * leader, a replica that has not answered as a follower (a stale Lease may name another),
+   * every replica while no current one is known to lead, and every replica once the
+   * function stops, never wait. A follower becoming leader is sent to at once (#reevaluate
+   * pumps every channel).
    */
   #followerWait(channel: Channel): number {
-    if (this.#followerWindowMs === 0 || this.#stopping) return 0;
+    if (this.#followerWindowMs === 0 || this.#stopping || !channel.answeredFollower) return 0;
     const leader = this.leader();
-    if (leader === undefined || leader === channel.replica.identity) return 0;
+    // A Lease naming no current replica (stale, in a failover) names no follower either.
+    if (leader === undefined || leader === channel.replica.identity || !this.#channels.has(leader)) return 0;
     let count = 0;
     let bytes = 0;
     for (const batch of channel.queue) {
@@ -652,6 +680,7 @@ class FanOutForwarder implements RunningForwarder {
           this.#settle(batch, outcome.identity, outcome.term, results);
         }
       }
+      channel.answeredFollower = !outcome.leader;
       this.#learn(outcome);
     }
     for (const batch of batches) {
@@ -703,6 +732,7 @@ class FanOutForwarder implements RunningForwarder {
       batch.retrying = false;
       if (!(outcome instanceof ReplicaRequestError)) {
         if (outcome.leader) this.#settle(batch, outcome.identity, outcome.term, outcome.results);
+        channel.answeredFollower = !outcome.leader;
         this.#learn(outcome);
       }
       batch.status.set(identity, 'done');
