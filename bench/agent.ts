@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
+import { shippedNode } from '../hack/shipped-node.js';
 import { startControllerProcess, type ControllerProcess } from '../test/setup/controller-process.js';
 import { percentile } from './pipeline/summary.js';
 
@@ -72,8 +73,7 @@ function options(): {
 
 /** The DaemonSet's NODE_OPTIONS (k8s/agent/daemonset.yaml). */
 function shippedNodeOptions(): string {
-  const text = readFileSync(join(ROOT, 'k8s/agent/daemonset.yaml'), 'utf8');
-  return /name: NODE_OPTIONS\s+value: (.+)/.exec(text)?.[1]?.trim() ?? '';
+  return shippedNode(join(ROOT, 'k8s/agent/daemonset.yaml')).nodeOptions;
 }
 
 /**

@@ -36,6 +36,7 @@ import { parseArgs } from 'node:util';
 import type { PublishedDocument, Snapshot } from '../contracts/index.js';
 import { npuSnapshot } from '../core/engine/testing.js';
 import { buildControlPlane, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
+import { shippedNode } from '../hack/shipped-node.js';
 import { controllerRbacObjects } from '../test/setup/controller-rbac.js';
 import { PublishedTransitions, compareTransitions, parseReplay } from './failover.js';
 import { histogramSummary } from './pipeline/histogram.js';
@@ -87,9 +88,7 @@ function options(): {
 
 /** NODE_OPTIONS as the shipped Deployment sets them (k8s/controller/deployment.yaml). */
 function shippedNodeOptions(): string {
-  const text = readFileSync(join(ROOT, 'k8s/controller/deployment.yaml'), 'utf8');
-  const match = /name: NODE_OPTIONS\s+value: (.+)/.exec(text);
-  return match?.[1]?.trim() ?? '';
+  return shippedNode(join(ROOT, 'k8s/controller/deployment.yaml')).nodeOptions;
 }
 
 /** Machine CPU counters (jiffies) from /proc/stat. */
