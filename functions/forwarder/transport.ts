@@ -25,7 +25,7 @@ import {
   type ObservationsResponse,
   type PublishedNode,
 } from '../../contracts/index.js';
-import { nodeHttp, nodeHttps } from '../../platform/index.js';
+import { describeError, nodeHttp, nodeHttps } from '../../platform/index.js';
 import { ReplicaRequestError } from './errors.js';
 import type { Replica } from './replicas.js';
 
@@ -144,7 +144,7 @@ function send(
     });
     client.once('error', (error) => {
       clearTimeout(connectTimer);
-      fail(describe(error), error);
+      fail(describeError(error), error);
     });
     client.once('response', (answer: IncomingMessage) => {
       clearTimeout(connectTimer);
@@ -165,7 +165,7 @@ function send(
         }
         chunks.push(chunk);
       });
-      answer.once('error', (error) => fail(`answer broken: ${describe(error)}`, error));
+      answer.once('error', (error) => fail(`answer broken: ${describeError(error)}`, error));
       answer.once('close', () => {
         if (!answer.complete) fail('answer broken: the connection closed before the answer ended');
       });
@@ -274,8 +274,4 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function isName(value: unknown): value is string {
   return typeof value === 'string' && value !== '';
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? (error.message.split('\n', 1)[0] ?? error.name) : String(error);
 }
