@@ -126,7 +126,7 @@ describe('createTokenReviewer', () => {
   });
 
   it('trusts a positive review for ttlMs, then asks again', async () => {
-    const { fake, clock, reviewer } = setup({ ttlMs: 1000 });
+    const { fake, clock, reviewer } = setup({ ttlMs: 1000, refreshAheadMs: 0 });
     await reviewer.authenticate('tok');
     await clock.advance(999);
     await reviewer.authenticate('tok');
@@ -251,6 +251,133 @@ describe('createTokenReviewer', () => {
     expect(fake.calls.map((call) => call.token)).toEqual(['a', 'b', 'c', 'b']);
   });
 
+  describe('refresh ahead', () => {
+    it('reviews a token again in the background near the end of its stay, serving it meanwhile', async () => {
+      const { fake, clock, reviewer } = setup({ ttlMs: 10_000, refreshAheadMs: 2_000 });
+      await reviewer.authenticate('tok');
+      await clock.advance(7_999);
+      await reviewer.authenticate('tok');
+      expect(fake.calls).toHaveLength(1);
+      await clock.advance(1);
+      // The review hangs: the request is answered from the cache all the same.
+      fake.holding = true;
+      await expect(reviewer.authenticate('tok')).resolves.toMatchObject({ username: FUNCTION_USER });
+      await expect(reviewer.authenticate('tok')).resolves.toMatchObject({ username: FUNCTION_USER });
+      expect(fake.calls).toHaveLength(2); // one background review, not one per request
+      fake.release();
+      await clock.advance(0);
+      // A new stay from the answer (t = 8 s): past the first one's end (10 s) no request
+      // waited, and the next background review comes 8 s into it.
+      fake.holding = false;
+      await clock.advance(7_999);
+      await reviewer.authenticate('tok');
+      expect(fake.calls).toHaveLength(2);
+      await clock.advance(1);
+      await reviewer.authenticate('tok');
+      expect(fake.calls).toHaveLength(3);
+    });
+
+    it('never trusts a review past ttlMs: a background review still unanswered then is waited for', async () => {
+      const { fake, clock, reviewer } = setup({ ttlMs: 10_000, refreshAheadMs: 2_000, timeoutMs: 5_000 });
+      await reviewer.authenticate('tok');
+      await clock.advance(8_000);
+      fake.holding = true;
+      await reviewer.authenticate('tok');
+      await clock.advance(2_000);
+      let settled = false;
+      const late = reviewer.authenticate('tok').finally(() => (settled = true));
+      await clock.advance(0);
+      expect(settled).toBe(false); // the stay has ended: it joins the review under way
+      expect(fake.calls).toHaveLength(2);
+      fake.answer = () => ({ authenticated: false, error: 'token has been invalidated' });
+      fake.release();
+      await expect(late).rejects.toBeInstanceOf(UnauthenticatedError);
+    });
+
+    it('refuses the token from the moment a background review refuses it', async () => {
+      const { fake, clock, reviewer } = setup({ ttlMs: 10_000, refreshAheadMs: 2_000 });
+      await reviewer.authenticate('tok');
+      await clock.advance(8_000);
+      fake.answer = () => ({ authenticated: false, error: 'pod deleted' });
+      await expect(reviewer.authenticate('tok')).resolves.toMatchObject({ username: FUNCTION_USER });
+      await clock.advance(0);
+      await expect(reviewer.authenticate('tok')).rejects.toMatchObject({
+        status: 401,
+        detail: 'pod deleted',
+      });
+      expect(fake.calls).toHaveLength(2);
+    });
+
+    it('keeps serving the stay when a background review fails, trying again at most once a second', async () => {
+      const outcomes: string[] = [];
+      const { fake, clock, reviewer } = setup({
+        ttlMs: 10_000,
+        refreshAheadMs: 5_000,
+        onOutcome: (outcome) => outcomes.push(outcome),
+      });
+      await reviewer.authenticate('tok');
+      fake.answer = () => new Error('connect ECONNREFUSED');
+      await clock.advance(5_000);
+      await expect(reviewer.authenticate('tok')).resolves.toMatchObject({ username: FUNCTION_USER });
+      await clock.advance(999);
+      await expect(reviewer.authenticate('tok')).resolves.toMatchObject({ username: FUNCTION_USER });
+      expect(fake.calls).toHaveLength(2);
+      await clock.advance(1);
+      await reviewer.authenticate('tok');
+      expect(fake.calls).toHaveLength(3);
+      expect(outcomes).toEqual(['authenticated', 'unavailable', 'unavailable']);
+      // At the stay's end the request waits for a review, and its failure is the usual 503.
+      await clock.advance(4_000);
+      await expect(reviewer.authenticate('tok')).rejects.toBeInstanceOf(TokenReviewUnavailableError);
+    });
+
+    it('takes only a free slot, never a place in the queue', async () => {
+      const { fake, clock, reviewer } = setup({
+        ttlMs: 10_000,
+        refreshAheadMs: 2_000,
+        maxConcurrent: 1,
+        maxQueued: 4,
+      });
+      await reviewer.authenticate('tok');
+      await clock.advance(8_000);
+      fake.holding = true;
+      const other = reviewer.authenticate('other'); // holds the only slot
+      await reviewer.authenticate('tok');
+      expect(fake.calls.map((call) => call.token)).toEqual(['tok', 'other']);
+      expect(reviewer.queued).toBe(0);
+      fake.release();
+      await other;
+      fake.holding = false;
+      await clock.advance(1_000);
+      await reviewer.authenticate('tok');
+      expect(fake.calls.map((call) => call.token)).toEqual(['tok', 'other', 'tok']);
+    });
+
+    it("does not refresh a stay that ends at the token's exp", async () => {
+      const { fake, clock, reviewer } = setup({ ttlMs: 60_000, refreshAheadMs: 10_000 });
+      const token = jwt((clock.now() + 30_000) / 1000);
+      await reviewer.authenticate(token);
+      await clock.advance(29_999);
+      await reviewer.authenticate(token);
+      expect(fake.calls).toHaveLength(1);
+    });
+
+    it('defaults to half of a ttlMs shorter than 20 s, and refuses one not below ttlMs', async () => {
+      const { fake, clock, reviewer } = setup({ ttlMs: 1_000 });
+      await reviewer.authenticate('tok');
+      await clock.advance(499);
+      await reviewer.authenticate('tok');
+      expect(fake.calls).toHaveLength(1);
+      await clock.advance(1);
+      await reviewer.authenticate('tok');
+      expect(fake.calls).toHaveLength(2);
+      expect(() => setup({ ttlMs: 1_000, refreshAheadMs: 1_000 })).toThrow(
+        'token review refreshAheadMs: expected less than ttlMs (1000), got 1000',
+      );
+      expect(() => setup({ refreshAheadMs: -1 })).toThrow('refreshAheadMs');
+    });
+  });
+
   describe('with audiences', () => {
     it('asks for them and returns those the token is valid for', async () => {
       const { fake, reviewer } = setup({ audiences: ['npu-fault', 'other'] });
@@ -290,6 +417,7 @@ describe('createTokenReviewer', () => {
   it('documents its defaults', () => {
     expect(TOKEN_REVIEW_DEFAULTS).toEqual({
       ttlMs: 60_000,
+      refreshAheadMs: 10_000,
       negativeTtlMs: 5_000,
       max: 10_000,
       negativeMax: 1_000,
