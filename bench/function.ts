@@ -1,7 +1,7 @@
 /**
  * `npm run bench:function -- [--rates 1000,2000,3000,4000] [--seconds S] [--nodes N]
  * [--node-options=<NODE_OPTIONS>] [--node-args="<node flags>"] [--function-args "<extra flags>"]
- * [--skip-build] [--entry <dist/cli/run.js of another build, to compare>]
+ * [--skip-build] [--entry <run.js>[,<run.js of another build>…]] [--rounds N]
  * [--generator node|wrk] [--connections C1,C2] [--pace R] [--warmup-seconds W]`: one
  * ingest function process pinned to one core (taskset -c 0), fed by agent-shaped clients with
  * real pod-bound tokens (TokenReview against the local control plane, cached as in
@@ -22,6 +22,14 @@
  * latency is less the client's own queueing. Closed loop per connection count (the most the
  * function serves at that concurrency), or paced at `--pace` snapshots/s on wrk's clock.
  * Each run is preceded by the same load for `--warmup-seconds` (default 5), not measured.
+ *
+ * **Comparing builds.** `--entry a/run.js,b/run.js --rounds N` starts one function per entry
+ * (same flags, replicas and tokens) and measures them in turn, N rounds of A then B, each
+ * pinned to core 0 while it is measured. This machine's speed drifts by tens of percent within
+ * minutes (a fixed JSON workload in fresh processes took 0.90–1.37 s), so only builds
+ * measured in alternation, over several rounds, compare; even so, a difference of a few
+ * percent in CPU per snapshot is within the noise here (ten alternating pairs of two builds
+ * differed by -37 to +46 µs of some 250, around a mean of -6).
  */
 import * as k8s from '@kubernetes/client-node';
 import { execFile, spawn } from 'node:child_process';
@@ -51,6 +59,9 @@ const NS = 'ai-infra';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const run = promisify(execFile);
 
+/** Records one run's figures. */
+type Report = (result: Record<string, unknown>) => void;
+
 function options(): {
   rates: number[];
   seconds: number;
@@ -60,7 +71,8 @@ function options(): {
   nodeArgs: string[];
   functionArgs: string[];
   build: boolean;
-  entry: string;
+  entries: string[];
+  rounds: number;
   generator: 'node' | 'wrk';
   connections: number[];
   pace: number | null;
@@ -77,6 +89,7 @@ function options(): {
       'function-args': { type: 'string' },
       'skip-build': { type: 'boolean' },
       entry: { type: 'string' },
+      rounds: { type: 'string' },
       generator: { type: 'string' },
       connections: { type: 'string' },
       pace: { type: 'string' },
@@ -92,6 +105,8 @@ function options(): {
   const seconds = Number(values.seconds ?? 15);
   const warmupSeconds = Number(values['warmup-seconds'] ?? 5);
   if (!(warmupSeconds >= 0)) throw new Error('--warmup-seconds >= 0');
+  const rounds = Number(values.rounds ?? 1);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error('--rounds >= 1');
   const nodes = Number(values.nodes ?? 100);
   if (rates.some((r) => !(r > 0)) || !(seconds > 0) || !Number.isInteger(nodes) || nodes < 1)
     throw new Error('--rates r1,r2 > 0, --seconds > 0, --nodes >= 1');
@@ -104,7 +119,8 @@ function options(): {
     nodeArgs: values['node-args']?.split(' ').filter(Boolean) ?? shipped.nodeArgs,
     functionArgs: (values['function-args'] ?? '').split(' ').filter(Boolean),
     build: values['skip-build'] !== true && values.entry === undefined,
-    entry: values.entry ?? join(ROOT, 'dist/cli/run.js'),
+    entries: values.entry?.split(',').filter(Boolean) ?? [join(ROOT, 'dist/cli/run.js')],
+    rounds,
     generator,
     connections,
     pace,
@@ -136,7 +152,7 @@ async function main(): Promise<void> {
   if (opts.generator === 'wrk' && !(await wrkAvailable()))
     throw new Error('--generator wrk: wrk is not installed (Debian: apt-get install wrk)');
   const stateDir = await mkdtemp(join(tmpdir(), 'npu-fault-bench-plane-'));
-  let fn: ControllerProcess | undefined;
+  const functions: ControllerProcess[] = [];
   const closers: (() => void)[] = [];
   try {
     await buildControlPlane((l) => process.stderr.write(`${l}\n`));
@@ -200,33 +216,45 @@ async function main(): Promise<void> {
     closers.push(leader.close, follower.close);
     const standInPids = [leader.pid, follower.pid].filter((pid) => pid !== undefined);
     const nodeOptions = opts.nodeOptions;
-    fn = startControllerProcess({
-      identity: 'function',
-      command: 'function',
-      entry: opts.entry,
-      kubeconfig: writeKubeConfig(kubeConfigWithToken(admin, fnToken.status?.token ?? '')),
-      args: [
-        `--namespace=${NS}`,
-        `--controllers=leader=${leader.url},follower=${follower.url}`,
-        '--log-level=info',
-        ...opts.functionArgs,
-      ],
-      env: { NODE_OPTIONS: nodeOptions },
-      nodeArgs: opts.nodeArgs,
-    });
-    const port = await fn.port('http');
-    // Pin the function to core 0 and this process (the clients), the stand-ins and the control plane to the others.
-    const cores = cpus().length;
-    if (cores > 1 && fn.child.pid) {
-      await run('taskset', ['-a', '-p', '-c', '0', String(fn.child.pid)]);
-      // The control plane too: kwok's node heartbeats and the controller-manager's loops
-      // would otherwise land on the function's core now and then, as stalls of its own.
-      for (const pid of [process.pid, ...standInPids, ...Object.values(state.pids)])
-        await run('taskset', ['-a', '-p', '-c', `1-${cores - 1}`, String(pid)]);
+    // One function per entry, all alike but for their build.
+    const targets: { entry: string; pid: number | undefined; port: number; url: string }[] = [];
+    for (const [i, entry] of opts.entries.entries()) {
+      const fn = startControllerProcess({
+        identity: opts.entries.length === 1 ? 'function' : `function-${i}`,
+        command: 'function',
+        entry,
+        kubeconfig: writeKubeConfig(kubeConfigWithToken(admin, fnToken.status?.token ?? '')),
+        args: [
+          `--namespace=${NS}`,
+          `--controllers=leader=${leader.url},follower=${follower.url}`,
+          '--log-level=info',
+          ...opts.functionArgs,
+        ],
+        env: { NODE_OPTIONS: nodeOptions },
+        nodeArgs: opts.nodeArgs,
+      });
+      functions.push(fn);
+      const port = await fn.port('http');
+      targets.push({ entry, pid: fn.child.pid, port, url: `http://127.0.0.1:${port}/v1/snapshots` });
     }
+    // The function measured on core 0; this process (the clients), the stand-ins, the control
+    // plane and any function not being measured on the others.
+    const cores = cpus().length;
+    const pin = async (pid: number | undefined, list: string): Promise<void> => {
+      if (cores > 1 && pid !== undefined) await run('taskset', ['-a', '-p', '-c', list, String(pid)]);
+    };
+    // The control plane too: kwok's node heartbeats and the controller-manager's loops would
+    // otherwise land on the function's core now and then, as stalls of its own.
+    for (const pid of [process.pid, ...standInPids, ...Object.values(state.pids)])
+      await pin(pid, `1-${cores - 1}`);
+    const pinForMeasuring = async (target: (typeof targets)[number]): Promise<void> => {
+      for (const other of targets) await pin(other.pid, other === target ? '0' : `1-${cores - 1}`);
+    };
     const dispatcher = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
-    const url = `http://127.0.0.1:${port}/v1/snapshots`;
-    const post = async (agent: (typeof agents)[number]): Promise<{ ms: number; status: number }> => {
+    const post = async (
+      url: string,
+      agent: (typeof agents)[number],
+    ): Promise<{ ms: number; status: number }> => {
       (agent.snapshot as { seq: number }).seq++;
       (agent.snapshot as { collected_at: string }).collected_at = new Date().toISOString();
       const body = JSON.stringify(agent.snapshot);
@@ -241,13 +269,16 @@ async function main(): Promise<void> {
       return { ms: performance.now() - started, status: response.statusCode };
     };
     // Warm-up: every token reviewed once (cached afterwards, as in production), JIT warm.
-    for (let round = 0; round < 3; round++) await Promise.all(agents.map((a) => post(a)));
+    for (const target of targets)
+      for (let round = 0; round < 3; round++) await Promise.all(agents.map((a) => post(target.url, a)));
     const results: Record<string, unknown>[] = [];
     /**
      * Counters of the function's /metrics read between runs: CPU (user, system), requests to
      * the replicas, and its request-duration histogram's cumulative buckets (`le` → count).
      */
-    const counters = async (): Promise<{
+    const counters = async (
+      port: number,
+    ): Promise<{
       user: number;
       system: number;
       forwards: number;
@@ -255,6 +286,7 @@ async function main(): Promise<void> {
       gcSeconds: number;
       residentBytes: number;
       buckets: Map<string, number>;
+      leaderBuckets: Map<string, number>;
     }> => {
       const lines = (await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).split('\n');
       const sum = (prefix: string): number =>
@@ -262,9 +294,15 @@ async function main(): Promise<void> {
           .filter((l) => l.startsWith(prefix))
           .reduce((total, l) => total + Number(l.split(' ').at(-1)), 0);
       const buckets = new Map<string, number>();
+      const leaderBuckets = new Map<string, number>();
       for (const l of lines) {
         const le = /^npu_fault_function_request_duration_seconds_bucket\{le="([^"]+)"\} (\S+)$/.exec(l);
         if (le) buckets.set(le[1] ?? '', Number(le[2]));
+        const leader =
+          /^npu_fault_function_forward_duration_seconds_bucket\{le="([^"]+)",replica_role="leader"\} (\S+)$/.exec(
+            l,
+          );
+        if (leader) leaderBuckets.set(leader[1] ?? '', Number(leader[2]));
       }
       return {
         user: sum('npu_fault_function_process_cpu_user_seconds_total '),
@@ -274,7 +312,13 @@ async function main(): Promise<void> {
         gcSeconds: sum('npu_fault_function_nodejs_gc_duration_seconds_sum{'),
         residentBytes: sum('npu_fault_function_process_resident_memory_bytes '),
         buckets,
+        leaderBuckets,
       };
+    };
+    /** What the kubelet and Prometheus ask of a running function: its probes and its metrics. */
+    const probe = async (port: number): Promise<void> => {
+      for (const path of ['/healthz', '/readyz', '/metrics'])
+        await (await fetch(`http://127.0.0.1:${port}${path}`)).text();
     };
     /**
      * The upper bound (ms) of the histogram bucket holding the `q` quantile of what was observed
@@ -318,39 +362,59 @@ async function main(): Promise<void> {
           p50: bucketQuantile(before.buckets, after.buckets, 0.5),
           p99: bucketQuantile(before.buckets, after.buckets, 0.99),
         },
+        // One request to the leading stand-in, sent to answered (its histogram's bucket
+        // bounds): the part of the latency that waits on the other core.
+        leaderRequestMs: {
+          p50: bucketQuantile(before.leaderBuckets, after.leaderBuckets, 0.5),
+          p99: bucketQuantile(before.leaderBuckets, after.leaderBuckets, 0.99),
+        },
       };
     };
-    if (opts.generator === 'wrk') {
-      // One request per agent, each under its own token (cached by the function since the
-      // warm-up), sent by wrk on the other cores.
-      const requests = agents.map((agent) => ({
-        headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(agent.snapshot),
-      }));
+    // One request per agent, each under its own token (cached by the function since the
+    // warm-up), sent by wrk on the other cores.
+    const requests = agents.map((agent) => ({
+      headers: { authorization: `Bearer ${agent.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(agent.snapshot),
+    }));
+    /** The wrk runs against one function: each warmed up, then measured. */
+    const measureWithWrk = async (target: (typeof targets)[number], report: Report): Promise<void> => {
       for (const connections of opts.connections) {
         const threads = wrkThreads(connections);
         const pacing = opts.pace === null ? null : { rate: opts.pace, threads };
         const script = writeWrkScript(stateDir, '/v1/snapshots', requests, pacing);
         // The same load first, unmeasured: a function that has served only the few hundred
-        // requests above still runs unoptimised code, and at full rate requests queue behind
-        // the JIT (every request over 15 ms of a cold 10 s run at 3,000/s fell in its first
-        // 2 s). A function in production runs warm.
+        // requests above still runs unoptimised code, and at full rate requests queue
+        // behind the JIT (every request over 15 ms of a cold 10 s run at 3,000/s fell in
+        // its first 2 s). A function in production runs warm, and has answered its probes
+        // and Prometheus all along: the first of those in a measured run deoptimised the
+        // HTTP server's code (a second shape of request and response), and it was compiled
+        // again during the measurement.
+        await probe(target.port);
         if (opts.warmupSeconds > 0)
-          await runWrk(url, script, { connections, seconds: opts.warmupSeconds, threads });
-        const before = await counters();
-        const measured = await runWrk(url, script, { connections, seconds: opts.seconds, threads });
-        const after = await counters();
-        results.push({
+          await runWrk(target.url, script, { connections, seconds: opts.warmupSeconds, threads });
+        const before = await counters(target.port);
+        const measured = await runWrk(target.url, script, {
+          connections,
+          seconds: opts.seconds,
+          threads,
+        });
+        const after = await counters(target.port);
+        report({
           generator: 'wrk',
           pacedAtPerSecond: opts.pace ?? 'closed loop',
           ...measured,
           ...functionFigures(before, after, measured.requests, opts.seconds),
         });
-        process.stderr.write(`[bench] ${JSON.stringify(results.at(-1))}\n`);
       }
-    }
-    for (const rate of opts.generator === 'node' ? opts.rates : []) {
-      const before = await counters();
+    };
+    /** One open-loop run from this process at `rate` snapshots/s against one function. */
+    const measureAtRate = async (
+      target: (typeof targets)[number],
+      rate: number,
+      report: Report,
+    ): Promise<void> => {
+      await probe(target.port);
+      const before = await counters(target.port);
       const latencies: number[] = [];
       let errors = 0;
       const statuses: Record<string, number> = {};
@@ -365,7 +429,7 @@ async function main(): Promise<void> {
             const agent = agents[sent % agents.length]!;
             sent++;
             inflight.push(
-              post(agent).then(
+              post(target.url, agent).then(
                 (r) => {
                   latencies.push(r.ms);
                   statuses[r.status] = (statuses[r.status] ?? 0) + 1;
@@ -382,9 +446,9 @@ async function main(): Promise<void> {
       });
       await Promise.all(inflight);
       const seconds = (performance.now() - started) / 1000;
-      const after = await counters();
+      const after = await counters(target.port);
       latencies.sort((a, b) => a - b);
-      results.push({
+      report({
         targetPerSecond: rate,
         achievedPerSecond: Math.round(latencies.length / seconds),
         errors,
@@ -396,13 +460,31 @@ async function main(): Promise<void> {
         },
         ...functionFigures(before, after, latencies.length, seconds),
       });
-      process.stderr.write(`[bench] ${JSON.stringify(results.at(-1))}\n`);
+    };
+    // Round by round, each function in turn.
+    const schedule = Array.from({ length: opts.rounds }, (_, round) =>
+      targets.map((target) => ({ round, target })),
+    ).flat();
+    for (const { round, target } of schedule) {
+      await pinForMeasuring(target);
+      const labels = {
+        ...(targets.length > 1 ? { entry: target.entry } : {}),
+        ...(opts.rounds > 1 ? { round } : {}),
+      };
+      const report: Report = (result) => {
+        results.push({ ...labels, ...result });
+        process.stderr.write(`[bench] ${JSON.stringify(results.at(-1))}\n`);
+      };
+      if (opts.generator === 'wrk') await measureWithWrk(target, report);
+      for (const rate of opts.generator === 'node' ? opts.rates : [])
+        await measureAtRate(target, rate, report);
     }
     console.log(
       JSON.stringify({
         machine: `${cpus().length} cores`,
         functionArgs: opts.functionArgs,
         functionPinnedToCore: cores > 1 ? 0 : 'n/a',
+        rounds: opts.rounds,
         nodeOptions,
         nodeArgs: opts.nodeArgs,
         nodes: opts.nodes,
@@ -414,7 +496,7 @@ async function main(): Promise<void> {
     await dispatcher.close();
   } finally {
     for (const close of closers) close();
-    await fn?.stop('SIGTERM');
+    await Promise.all(functions.map((fn) => fn.stop('SIGTERM')));
     await stopControlPlane(stateDir).catch(() => undefined);
     await rm(stateDir, { recursive: true, force: true });
   }

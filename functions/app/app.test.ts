@@ -515,7 +515,7 @@ describe('POST /v1/snapshots: the request', () => {
     expect(h.calls).toEqual([]);
   });
 
-  it.each(['/', '/v1/snapshot', '/V1/snapshots', '/v1/snapshots/x', '/v1/observations'])(
+  it.each(['/', '/v1/snapshot', '/V1/snapshots', '/v1/snapshots/', '/v1/snapshots/x', '/v1/observations'])(
     '404 for %s',
     async (path) => {
       const h = await start();
@@ -523,6 +523,15 @@ describe('POST /v1/snapshots: the request', () => {
       expect(h.calls).toEqual([]);
     },
   );
+
+  it('takes the path without its query: /v1/snapshots?x=1 is the snapshots endpoint', async () => {
+    const h = await start();
+    const response = await postSnapshots(`${h.server.url}?x=1`, gpuSnapshot());
+    expect(response.status).toBe(200);
+    expect(h.calls).toHaveLength(1);
+    const elsewhere = await postSnapshots(`${h.server.origin}/v1/snapshot?/v1/snapshots`, gpuSnapshot());
+    expectError(elsewhere, 404, 'not_found');
+  });
 });
 
 describe('POST /v1/snapshots: CloudEvents', () => {
