@@ -11,7 +11,7 @@ import {
   type RunningForwarder,
 } from './forwarder.js';
 import type { LeaderSource } from './replicas.js';
-import { FakeLeaderSource, FakeReplicaSource, fakeReplicas, type FakeReplica } from './testing.js';
+import { FakeLeaderSource, FakeReplica, FakeReplicaSource, fakeReplicas } from './testing.js';
 import { createHttpTransport, type ReplicaTransport } from './transport.js';
 
 const log = createLogger({ level: 'silent' });
@@ -494,6 +494,36 @@ describe('createForwarder: bounded queues', () => {
     follower.release();
     await follower.waitForRequests(2);
     expect(follower.received.map((r) => r.nodes)).toEqual([['n1'], ['n4', 'n5']]);
+  });
+});
+
+describe('createForwarder: a replica that moves', () => {
+  it('hands what was queued for a replica to its new address (the same identity, a new pod IP)', async () => {
+    const { forwarder, clock, replicas, source, registry } = await setup(['a', 'b'], { followerWindowMs: 0 });
+    const [leader, follower] = replicas as [FakeReplica, FakeReplica];
+    follower.hanging = true;
+    for (const node of ['n1', 'n2', 'n3']) {
+      const result = forwarder.forward([snap(node)]);
+      await clock.advance(0);
+      await expect(result).resolves.toMatchObject({ leader: 'a' });
+    }
+    await follower.waitForRequests(1); // n1 in flight to the old address, n2 and n3 queued
+    const moved = await new FakeReplica('b').listen();
+    moved.leaderIdentity = 'a';
+    cleanups.push(() => moved.close());
+    source.set([leader.replica, moved.replica]);
+    await clock.advance(0);
+    await moved.waitForRequests(1);
+    expect(moved.received.map((r) => r.nodes)).toEqual([['n2', 'n3']]);
+    expect(follower.received.map((r) => r.nodes)).toEqual([['n1']]);
+    expect(await metric(registry, 'npu_fault_function_forward_queue_depth', 'replica="b"')).toBe(0);
+    // Still the one channel for b: the next batch goes to the new address alone.
+    const next = forwarder.forward([snap('n4')]);
+    await clock.advance(0);
+    await next;
+    await moved.waitForRequests(2);
+    expect(moved.received.map((r) => r.nodes)).toEqual([['n2', 'n3'], ['n4']]);
+    expect(follower.received).toHaveLength(1);
   });
 });
 

@@ -457,20 +457,30 @@ class FanOutForwarder implements RunningForwarder {
     return this.#channels.size > 0 && [...this.#channels.values()].every(idle);
   }
 
-  /** Makes the channels match the source's replicas (a URL change is a new channel). */
+  /**
+   * Makes the channels match the source's replicas. A URL change is a new channel: the old
+   * one's request in flight is aborted, and what was queued for it goes to the new address
+   * (the same replica, its pod given a new IP), so its engine misses nothing it would have got
+   * (sent once the caller re-evaluates, as the source's notification does).
+   */
   #reconcile(): void {
     const replicas = this.#source.replicas();
     if (replicas === this.#knownReplicas) return;
     this.#knownReplicas = replicas;
     const wanted = new Map(replicas.map((replica) => [replica.identity, replica]));
+    const moved = new Map<string, Batch[]>();
     for (const channel of [...this.#channels.values()]) {
-      if (wanted.get(channel.replica.identity)?.url !== channel.replica.url) this.#remove(channel);
+      const identity = channel.replica.identity;
+      const now = wanted.get(identity);
+      if (now?.url === channel.replica.url) continue;
+      if (now) moved.set(identity, channel.queue.splice(0));
+      this.#remove(channel);
     }
     for (const replica of wanted.values()) {
       if (this.#channels.has(replica.identity)) continue;
-      this.#channels.set(replica.identity, {
+      const channel: Channel = {
         replica,
-        queue: [],
+        queue: moved.get(replica.identity) ?? [],
         inFlight: false,
         closed: false,
         abort: new AbortController(),
@@ -478,8 +488,9 @@ class FanOutForwarder implements RunningForwarder {
         window: undefined,
         sending: undefined,
         answeredFollower: false,
-      });
-      this.#metrics.queueDepth.set({ replica: replica.identity }, 0);
+      };
+      this.#channels.set(replica.identity, channel);
+      this.#metrics.queueDepth.set({ replica: replica.identity }, channel.queue.length);
     }
   }
 
