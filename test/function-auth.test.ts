@@ -7,7 +7,7 @@
  * The function's reviewer acts as a ServiceAccount allowed only to create TokenReviews (a
  * ClusterRole and binding made for this file), never as admin. A fake Forwarder stands for
  * the controllers. The reviewer's cache runs on a FakeClock, so "after the TTL" is a step of
- * that clock, not a sleep.
+ * that clock, not a sleep (a review is a real request, waited for as one).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
@@ -29,6 +29,7 @@ const AUDIENCE = 'npu-fault';
 const AGENT_SA = 'npu-fault-agent';
 const FUNCTION_SA = 'npu-fault-function';
 const TTL_MS = 30_000;
+const REFRESH_AHEAD_MS = 10_000;
 
 // kwok runs nodes and pods on the local control plane; an existing cluster must say it has it.
 const describeWithKwok = kwokAvailable() ? describe : describe.skip;
@@ -107,6 +108,20 @@ describeWithKwok('POST /v1/snapshots on the real control plane, with pod-bound t
 
   const snapshotOf = (node: string): unknown => gpuSnapshot({ node, seq: ++seq });
 
+  /**
+   * Deletes Pod `name` and waits, with a deadline, until a review that bypasses our cache
+   * refuses `token` (the apiserver caches token authentications itself for a few seconds).
+   */
+  async function deletePodUntilRefused(name: string, token: string): Promise<void> {
+    await core.deleteNamespacedPod({ name, namespace: ns.name, gracePeriodSeconds: 0 });
+    const direct: ReviewToken = kubeTokenReview(reviewAs.makeApiClient(k8s.AuthenticationV1Api));
+    const deadline = Date.now() + 30_000;
+    while ((await direct(token, [AUDIENCE], AbortSignal.timeout(5000))).authenticated) {
+      if (Date.now() > deadline) throw new Error('the apiserver still accepts the deleted Pod’s token');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
   let podA: k8s.V1Pod;
   let tokenA: string;
 
@@ -143,6 +158,7 @@ describeWithKwok('POST /v1/snapshots on the real control plane, with pod-bound t
       audiences: [AUDIENCE],
       clock,
       ttlMs: TTL_MS,
+      refreshAheadMs: REFRESH_AHEAD_MS,
       negativeTtlMs: 1000,
     });
     server = await serve(
@@ -258,18 +274,33 @@ describeWithKwok('POST /v1/snapshots on the real control plane, with pod-bound t
       (await postSnapshots(server.url, snapshotOf(nodeA), { token })).status;
     expect(await post()).toBe(200);
 
-    await core.deleteNamespacedPod({ name: 'doomed', namespace: ns.name, gracePeriodSeconds: 0 });
-    // The apiserver caches token authentications itself for a few seconds: wait, with a
-    // deadline, until a review that bypasses our cache refuses the token.
-    const direct: ReviewToken = kubeTokenReview(reviewAs.makeApiClient(k8s.AuthenticationV1Api));
-    const deadline = Date.now() + 30_000;
-    while ((await direct(token, [AUDIENCE], AbortSignal.timeout(5000))).authenticated) {
-      if (Date.now() > deadline) throw new Error('the apiserver still accepts the deleted Pod’s token');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await deletePodUntilRefused('doomed', token);
 
     expect(await post()).toBe(200); // the positive review is still cached
     await clock.advance(TTL_MS + 1);
     expect(await post()).toBe(401);
+  });
+
+  it('a token whose Pod was deleted is refused as soon as the review ahead of its stay’s end says so', async () => {
+    const pod = await createPod('doomed-early', nodeA);
+    const token = await podToken(pod);
+    const post = async (): Promise<number> =>
+      (await postSnapshots(server.url, snapshotOf(nodeA), { token })).status;
+    expect(await post()).toBe(200);
+    await deletePodUntilRefused('doomed-early', token);
+
+    // 20 s into a 30 s stay: in its last 10 s, served while reviewed again in the background.
+    await clock.advance(TTL_MS - REFRESH_AHEAD_MS);
+    expect(await post()).toBe(200);
+    const statuses: number[] = [];
+    const deadline = Date.now() + 10_000;
+    for (let status = 200; status === 200;) {
+      if (Date.now() > deadline) throw new Error('the background review never refused the token');
+      await new Promise((resolve) => setTimeout(resolve, 20)); // the review is a real request
+      status = await post();
+      statuses.push(status);
+    }
+    expect(statuses.at(-1)).toBe(401);
+    expect(statuses.slice(0, -1).every((status) => status === 200)).toBe(true);
   });
 });
