@@ -36,7 +36,8 @@ export function createFunctionMetrics(registry: Registry, component = 'function'
     seconds: new Histogram({
       name: `${prefix}request_duration_seconds`,
       help: 'Time to answer a snapshots request: authentication, body, validation, forwarding',
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      // Finer around 10 ms, the latency this endpoint is meant to add at most (its p99).
+      buckets: [0.001, 0.0025, 0.005, 0.0075, 0.01, 0.015, 0.02, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
     snapshots: new Counter({
