@@ -67,7 +67,8 @@ const REVIEW_OUTCOMES: readonly ReviewOutcome[] = ['authenticated', 'rejected', 
 
 /**
  * Registers the token reviewer's metrics under `npu_fault_<component>_`:
- * `token_reviews_total{result}` (TokenReviews sent, by outcome, and `busy`: reviews refused
+ * `token_reviews_total{result}` (TokenReviews sent, those ahead of a stay's end included, by
+ * outcome, and `busy`: reviews refused
  * because `maxConcurrentReviews` were in flight and `maxQueuedReviews` waiting), and the
  * gauges `token_reviews_in_flight` and `token_reviews_queued`, read from `load` at scrape
  * time. Returns the reviewer's `onOutcome`.
@@ -81,7 +82,7 @@ export function createTokenReviewMetrics(
   const registers = [registry];
   const reviews = new Counter({
     name: `${prefix}token_reviews_total`,
-    help: 'Token reviews of tokens not in the cache, by result (authenticated, rejected, unavailable; busy: refused for capacity, 503)',
+    help: 'TokenReviews sent, for tokens not cached or reviewed ahead of the end of their stay (a failed one ahead of time leaves requests answered from the cache), by result (authenticated, rejected, unavailable; busy: refused for capacity, 503)',
     labelNames: ['result'],
     registers,
   });

@@ -120,7 +120,11 @@ export interface TokenReviewerOptions {
   maxConcurrent?: number;
   /** Most reviews waiting for one of those; beyond, a 503 at once (default 64; 0: no queue). */
   maxQueued?: number;
-  /** Told of every TokenReview's outcome and of every review refused for want of capacity (metrics). */
+  /**
+   * Told of every TokenReview's outcome (background reviews ahead of a stay's end included:
+   * an `unavailable` there failed no request) and of every review refused for want of
+   * capacity (metrics).
+   */
   onOutcome?: (outcome: TokenReviewOutcome) => void;
 }
 
