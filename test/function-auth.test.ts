@@ -109,10 +109,16 @@ describeWithKwok('POST /v1/snapshots on the real control plane, with pod-bound t
   const snapshotOf = (node: string): unknown => gpuSnapshot({ node, seq: ++seq });
 
   /**
-   * Deletes Pod `name` and waits, with a deadline, until a review that bypasses our cache
-   * refuses `token` (the apiserver caches token authentications itself for a few seconds).
+   * A Pod `name` on node A and its agent's token, posted once (200, so its review is cached);
+   * then the Pod deleted, and a wait, with a deadline, until a review that bypasses our cache
+   * refuses the token (the apiserver caches token authentications itself for a few seconds).
+   * Returns a post under that token, answering its status.
    */
-  async function deletePodUntilRefused(name: string, token: string): Promise<void> {
+  async function tokenOfDeletedPod(name: string): Promise<() => Promise<number>> {
+    const token = await podToken(await createPod(name, nodeA));
+    const post = async (): Promise<number> =>
+      (await postSnapshots(server.url, snapshotOf(nodeA), { token })).status;
+    expect(await post()).toBe(200);
     await core.deleteNamespacedPod({ name, namespace: ns.name, gracePeriodSeconds: 0 });
     const direct: ReviewToken = kubeTokenReview(reviewAs.makeApiClient(k8s.AuthenticationV1Api));
     const deadline = Date.now() + 30_000;
@@ -120,6 +126,7 @@ describeWithKwok('POST /v1/snapshots on the real control plane, with pod-bound t
       if (Date.now() > deadline) throw new Error('the apiserver still accepts the deleted Pod’s token');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
+    return post;
   }
 
   let podA: k8s.V1Pod;
@@ -268,26 +275,14 @@ describeWithKwok('POST /v1/snapshots on the real control plane, with pod-bound t
   });
 
   it('a token whose Pod was deleted is refused (401) once the cached review expires', async () => {
-    const pod = await createPod('doomed', nodeA);
-    const token = await podToken(pod);
-    const post = async (): Promise<number> =>
-      (await postSnapshots(server.url, snapshotOf(nodeA), { token })).status;
-    expect(await post()).toBe(200);
-
-    await deletePodUntilRefused('doomed', token);
-
+    const post = await tokenOfDeletedPod('doomed');
     expect(await post()).toBe(200); // the positive review is still cached
     await clock.advance(TTL_MS + 1);
     expect(await post()).toBe(401);
   });
 
   it('a token whose Pod was deleted is refused as soon as the review ahead of its stay’s end says so', async () => {
-    const pod = await createPod('doomed-early', nodeA);
-    const token = await podToken(pod);
-    const post = async (): Promise<number> =>
-      (await postSnapshots(server.url, snapshotOf(nodeA), { token })).status;
-    expect(await post()).toBe(200);
-    await deletePodUntilRefused('doomed-early', token);
+    const post = await tokenOfDeletedPod('doomed-early');
 
     // 20 s into a 30 s stay: in its last 10 s, served while reviewed again in the background.
     await clock.advance(TTL_MS - REFRESH_AHEAD_MS);
