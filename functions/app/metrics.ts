@@ -68,8 +68,8 @@ const REVIEW_OUTCOMES: readonly ReviewOutcome[] = ['authenticated', 'rejected', 
 /**
  * Registers the token reviewer's metrics under `npu_fault_<component>_`:
  * `token_reviews_total{result}` (TokenReviews sent, those ahead of a stay's end included, by
- * outcome, and `busy`: reviews refused
- * because `maxConcurrentReviews` were in flight and `maxQueuedReviews` waiting), and the
+ * outcome, and `busy`: reviews refused because `maxConcurrentReviews` were in flight and
+ * `maxQueuedReviews` waiting), and the
  * gauges `token_reviews_in_flight` and `token_reviews_queued`, read from `load` at scrape
  * time. Returns the reviewer's `onOutcome`.
  */
