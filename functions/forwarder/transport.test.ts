@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { nodeHttp } from '../../platform/index.js';
 import { observationsResponseSchema, snapshotSchema, type PublishedNode } from '../../contracts/index.js';
 import { gpuSnapshot } from '../../contracts/testing.js';
@@ -206,6 +208,54 @@ async function testReplica(
   };
 }
 
+/**
+ * A loopback port whose listener never accepts, with its accept queue full, so that a new
+ * connection hangs in its handshake: the kernel drops a SYN to a listener whose queue is full
+ * (Linux holds backlog + 1 connections). The listener lives in a worker thread whose event
+ * loop is blocked from the moment it listens, so nothing ever accepts; two connections made
+ * here fill the queue of backlog 1.
+ */
+async function unacceptingListener(): Promise<{ url: string; queued: () => number; close(): Promise<void> }> {
+  const release = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+     const server = require('node:net').createServer();
+     server.listen({ host: '127.0.0.1', port: 0, backlog: 1 }, () => {
+       parentPort.postMessage(server.address().port);
+       Atomics.wait(workerData, 0, 0);
+       server.close();
+     });`,
+    { eval: true, workerData: release },
+  );
+  const port = await new Promise<number>((resolve) => worker.once('message', resolve));
+  const fillers: Socket[] = [];
+  for (let i = 0; i < 2; i++) {
+    const socket = connect(port, '127.0.0.1');
+    fillers.push(socket);
+    await new Promise((resolve) => socket.once('connect', resolve));
+  }
+  // The listening socket's receive queue, in /proc/net/tcp, is its accept queue's length.
+  const queued = (): number => {
+    const local = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+    for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n')) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[1]?.endsWith(local) && fields[3] === '0A')
+        return parseInt(fields[4]?.split(':')[1] ?? '', 16);
+    }
+    return -1;
+  };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    queued,
+    close: async () => {
+      for (const socket of fillers) socket.destroy();
+      Atomics.store(release, 0, 1);
+      Atomics.notify(release, 0);
+      await worker.terminate();
+    },
+  };
+}
+
 /** Resolves once `check` holds, looking again at each turn of the event loop (no timed sleep). */
 async function until(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setImmediate(resolve));
@@ -312,6 +362,24 @@ describe('createHttpTransport', () => {
       message: expect.stringContaining('ECONNREFUSED') as unknown,
     });
   });
+
+  // Linux only: the full accept queue that holds a handshake is read from /proc/net/tcp.
+  (process.platform === 'linux' ? it : it.skip)(
+    'gives up connecting after connectTimeoutMs when the replica never completes the handshake',
+    async () => {
+      const listener = await unacceptingListener();
+      cleanups.push(() => listener.close());
+      expect(listener.queued()).toBe(2);
+      const transport = createHttpTransport({ connectTimeoutMs: 50 });
+      cleanups.push(() => transport.close());
+      // The request's own signal never aborts: only the connect timeout can end it.
+      await expect(post(transport, { identity: 'controller-0', url: listener.url })).rejects.toMatchObject({
+        reason: 'connection',
+        message: expect.stringContaining('controller-0: not connected within 50 ms') as unknown,
+      });
+      expect(listener.queued()).toBe(2);
+    },
+  );
 
   it('closes its connections to a replica it forgets, and opens new ones if asked again', async () => {
     const { server, transport, replica } = await setUp((_req, res) => res.end(LEADER_ANSWER));
