@@ -3,7 +3,8 @@
  * crosses a boundary: the snapshot an agent sends (snapshot.ts), the normalised device the
  * engine consumes (device.ts), the published status document (published.ts), the rules
  * file (rules.ts) and the observations API between the ingest function and the controllers
- * (observations.ts). JSON Schemas of the same, for other languages, are in json-schema/.
+ * (observations.ts); and the hot path's reader of valid snapshots, held to the snapshot
+ * schema's result (snapshot-fast-path.ts). JSON Schemas of the same, for other languages, are in json-schema/.
  */
 export * from './device.js';
 export * from './ingest.js';
@@ -11,3 +12,4 @@ export * from './observations.js';
 export * from './published.js';
 export * from './rules.js';
 export * from './snapshot.js';
+export * from './snapshot-fast-path.js';

@@ -16,6 +16,44 @@ import { z } from 'zod';
 /** Times past this cannot be written back as ISO-8601 (year 10000 in UTC after an offset). */
 const LATEST_TIME = Date.UTC(9999, 0, 1);
 
+/**
+ * The schema's bounds, named once: the schemas below and the hot path's hand-written reader
+ * (snapshot-fast-path.ts) both read them.
+ */
+export const SNAPSHOT_LIMITS = {
+  /** Longest node name (a DNS subdomain). */
+  node: 253,
+  /** Longest boot_id, device name, GPU uuid. */
+  id: 128,
+  /** Longest collector and driver_version. */
+  label: 64,
+  /** Longest health word. */
+  health: 32,
+  /** Longest PCI bus id. */
+  busId: 64,
+  /** Most fault codes of one device. */
+  errorCodes: 256,
+  /** Most XID events of one GPU. */
+  xidEvents: 1024,
+  /** Most chips of one 310P card. */
+  chips: 8,
+  /** Most devices (NPUs, cards, GPUs) of one payload. */
+  devices: 512,
+  /** Largest consecutive_failures of a canary. */
+  canaryFailures: 1_000_000_000,
+} as const;
+
+/** A Kubernetes node name (lower-case DNS subdomain). */
+export const NODE_NAME_PATTERN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+/** One fault code: 1 to 16 hex digits. */
+export const FAULT_CODE_PATTERN = /^[0-9A-Fa-f]{1,16}$/;
+
+/** True when `text` (an ISO-8601 time) is between 1970 and 9999, as `collected_at` must be. */
+export function withinSnapshotTimes(text: string): boolean {
+  const t = Date.parse(text);
+  return t >= 0 && t < LATEST_TIME;
+}
+
 /** The only schema identifier this version accepts. */
 export const SNAPSHOT_SCHEMA = 'hdc.health/v1';
 
@@ -24,12 +62,12 @@ export const metric = z.number().finite().nullable().default(null);
 /** A cumulative counter (ECC): a non-negative number, or null. */
 export const counter = z.number().finite().nonnegative().nullable().default(null);
 
-const healthText = z.string().max(32).default('UNKNOWN');
+const healthText = z.string().max(SNAPSHOT_LIMITS.health).default('UNKNOWN');
 const errorCodes = z
-  .array(z.string().regex(/^[0-9A-Fa-f]{1,16}$/, 'must be a hex fault code such as "80E01801"'))
-  .max(256)
+  .array(z.string().regex(FAULT_CODE_PATTERN, 'must be a hex fault code such as "80E01801"'))
+  .max(SNAPSHOT_LIMITS.errorCodes)
   .default([]);
-const busId = z.string().min(1).max(64);
+const busId = z.string().min(1).max(SNAPSHOT_LIMITS.busId);
 
 /**
  * `false`: the tool lists the device but could read none of its metrics (every value N/A, as
@@ -45,7 +83,7 @@ export const npu910Schema = z.object({
   npu: z.number().int().nonnegative(),
   chip: z.number().int().nonnegative().default(0),
   phy_id: z.number().int().nonnegative().nullable().optional(),
-  name: z.string().max(128).default(''),
+  name: z.string().max(SNAPSHOT_LIMITS.id).default(''),
   health: healthText,
   temp_c: metric,
   power_w: metric,
@@ -85,14 +123,14 @@ export const chip310Schema = z.object({
 /** One 310P-family card (one to four chips, card-level MCU power). */
 export const card310Schema = z.object({
   card: z.number().int().nonnegative(),
-  name: z.string().max(128).default(''),
+  name: z.string().max(SNAPSHOT_LIMITS.id).default(''),
   bus_id: busId.nullable().default(null),
   pcie_link: z
     .union([z.literal(0), z.literal(1)])
     .nullable()
     .default(null),
   mcu_power_w: metric,
-  chips: z.array(chip310Schema).max(8),
+  chips: z.array(chip310Schema).max(SNAPSHOT_LIMITS.chips),
 });
 
 /**
@@ -101,9 +139,9 @@ export const card310Schema = z.object({
  */
 export const gpuSchema = z.object({
   index: z.number().int().nonnegative(),
-  uuid: z.string().max(128).nullable().default(null),
+  uuid: z.string().max(SNAPSHOT_LIMITS.id).nullable().default(null),
   bus_id: busId.nullable().default(null),
-  name: z.string().max(128).default(''),
+  name: z.string().max(SNAPSHOT_LIMITS.id).default(''),
   temperature_gpu: metric,
   power_draw_w: metric,
   ecc_corrected_volatile: counter,
@@ -117,13 +155,13 @@ export const gpuSchema = z.object({
         at: z.iso.datetime({ offset: true }).nullable().default(null),
       }),
     )
-    .max(1024)
+    .max(SNAPSHOT_LIMITS.xidEvents)
     .default([]),
   present: z.boolean().default(true),
   readable,
 });
 
-const MAX_DEVICES = 512;
+const MAX_DEVICES = SNAPSHOT_LIMITS.devices;
 
 /**
  * The node's inference canary (optional, any family): the agent's periodic fixed request to a
@@ -137,7 +175,7 @@ const MAX_DEVICES = 512;
 export const canarySchema = z
   .object({
     ok: z.boolean(),
-    consecutive_failures: z.number().int().nonnegative().max(1_000_000_000),
+    consecutive_failures: z.number().int().nonnegative().max(SNAPSHOT_LIMITS.canaryFailures),
     at: z.iso.datetime({ offset: true }).nullable().default(null),
   })
   .refine((canary) => canary.ok === (canary.consecutive_failures === 0), {
@@ -147,19 +185,19 @@ export const canarySchema = z
 
 export const payload910Schema = z.object({
   family: z.literal('910B'),
-  driver_version: z.string().max(64).optional(),
+  driver_version: z.string().max(SNAPSHOT_LIMITS.label).optional(),
   npus: z.array(npu910Schema).max(MAX_DEVICES),
   canary: canarySchema.optional(),
 });
 export const payload310Schema = z.object({
   family: z.literal('310P'),
-  driver_version: z.string().max(64).optional(),
+  driver_version: z.string().max(SNAPSHOT_LIMITS.label).optional(),
   cards: z.array(card310Schema).max(MAX_DEVICES),
   canary: canarySchema.optional(),
 });
 export const payloadNvidiaSchema = z.object({
   family: z.literal('nvidia'),
-  driver_version: z.string().max(64).optional(),
+  driver_version: z.string().max(SNAPSHOT_LIMITS.label).optional(),
   gpus: z.array(gpuSchema).max(MAX_DEVICES),
   canary: canarySchema.optional(),
 });
@@ -177,16 +215,15 @@ export const snapshotSchema = z.object({
   node: z
     .string()
     .min(1)
-    .max(253)
-    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Kubernetes node name (lower-case DNS subdomain)'),
+    .max(SNAPSHOT_LIMITS.node)
+    .regex(NODE_NAME_PATTERN, 'must be a Kubernetes node name (lower-case DNS subdomain)'),
   /** New at every start of the agent process; absent in hand-made samples (one anonymous boot). */
-  boot_id: z.string().max(128).default(''),
+  boot_id: z.string().max(SNAPSHOT_LIMITS.id).default(''),
   seq: z.number().int().nonnegative(),
-  collected_at: z.iso.datetime({ offset: true }).refine((text) => {
-    const t = Date.parse(text);
-    return t >= 0 && t < LATEST_TIME;
-  }, 'must be a time between 1970 and 9999'),
-  collector: z.string().min(1).max(64),
+  collected_at: z.iso
+    .datetime({ offset: true })
+    .refine(withinSnapshotTimes, 'must be a time between 1970 and 9999'),
+  collector: z.string().min(1).max(SNAPSHOT_LIMITS.label),
   cached: z.boolean().default(false),
   payload: payloadSchema,
 });

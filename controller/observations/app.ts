@@ -46,11 +46,10 @@ import { createObservationsMetrics, type ObservationsMetrics } from './metrics.j
 import {
   DEFAULT_MAX_BATCH,
   OBSERVATIONS_PATH,
-  observationsRequestSchema,
   type FollowerObservationsResponse,
   type LeaderObservationsResponse,
 } from '../../contracts/index.js';
-import { parseObservationsBody } from './validate.js';
+import { observationsLimit, parseObservationsBody } from './validate.js';
 
 /** What the engine did with one snapshot (ObserveResult without its transitions). */
 export type AcceptResult = Pick<ObserveResult, 'accepted' | 'dropped'>;
@@ -108,7 +107,7 @@ export function createObservationsApp(
 ): RequestHandler {
   const allowed = new Set(options.allowedUsers ?? DEFAULT_ALLOWED_USERS);
   if (allowed.size === 0) throw new RangeError('observations allowedUsers: expected at least one user');
-  const schema = observationsRequestSchema(options.maxBatch ?? DEFAULT_MAX_BATCH);
+  const limit = observationsLimit(options.maxBatch ?? DEFAULT_MAX_BATCH);
   const maxBodyBytes = positiveInteger(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes');
   const retryAfter = String(positiveInteger(options.retryAfterSeconds ?? 1, 'retryAfterSeconds'));
   const metrics = createObservationsMetrics(deps.registry, options.metricsComponent ?? 'controller');
@@ -137,7 +136,7 @@ export function createObservationsApp(
       // Content-Type is checked above; the parser reads any body then (limit after inflating).
       express.json({ limit: maxBodyBytes, strict: true, type: () => true }),
       (req: express.Request, res: express.Response) => {
-        const body = answer(deps, parseObservationsBody(req.body, schema).observations, metrics);
+        const body = answer(deps, parseObservationsBody(req.body, limit).observations, metrics);
         log.debug(
           { user: res.locals.user, observations: body.results.length, leader: body.leader },
           'observed',

@@ -29,4 +29,11 @@ export {
   type ObservationsAppDeps,
   type ObservationsAppOptions,
 } from './app.js';
-export { InvalidBodyError, findPollutingKey, jsonPointer, parseObservationsBody } from './validate.js';
+export {
+  InvalidBodyError,
+  findPollutingKey,
+  jsonPointer,
+  observationsLimit,
+  parseObservationsBody,
+  type ObservationsLimit,
+} from './validate.js';

@@ -6,13 +6,19 @@ import {
   type ObservationsResponse,
 } from '../../contracts/index.js';
 import { gpuSnapshot, observationsBody } from './testing.js';
-import { InvalidBodyError, findPollutingKey, jsonPointer, parseObservationsBody } from './validate.js';
+import {
+  InvalidBodyError,
+  findPollutingKey,
+  jsonPointer,
+  observationsLimit,
+  parseObservationsBody,
+} from './validate.js';
 
-const schema = observationsRequestSchema();
+const limit = observationsLimit(DEFAULT_MAX_BATCH);
 
 function refusal(body: unknown, maxBatch = DEFAULT_MAX_BATCH): InvalidBodyError {
   try {
-    parseObservationsBody(body, observationsRequestSchema(maxBatch));
+    parseObservationsBody(body, observationsLimit(maxBatch));
   } catch (error) {
     if (error instanceof InvalidBodyError) return error;
     throw error;
@@ -61,7 +67,7 @@ describe('parseObservationsBody', () => {
   it('returns the batch with snapshot defaults filled and unknown keys stripped', () => {
     const request = parseObservationsBody(
       { observations: [{ snapshot: { ...gpuSnapshot(), extra: 1 }, note: 'x' }], future_field: true },
-      schema,
+      limit,
     );
     expect(request.observations).toHaveLength(1);
     const snapshot = request.observations[0]?.snapshot;
@@ -73,7 +79,7 @@ describe('parseObservationsBody', () => {
   it('accepts exactly maxBatch observations and refuses one more', () => {
     const many = (n: number): unknown =>
       observationsBody(...Array.from({ length: n }, (_, i) => gpuSnapshot({ seq: i + 1 })));
-    expect(parseObservationsBody(many(5), observationsRequestSchema(5)).observations).toHaveLength(5);
+    expect(parseObservationsBody(many(5), observationsLimit(5)).observations).toHaveLength(5);
     expect(refusal(many(6), 5).message).toBe('/observations: expected at most 5 items');
   });
 

@@ -9,7 +9,12 @@
  */
 import { excerpt } from '../../core/errors.js';
 import { AppError, describeZodIssue, findPollutingKey, jsonPointer } from '../../platform/index.js';
-import type { ObservationsRequest, ObservationsRequestSchema } from '../../contracts/index.js';
+import {
+  fastParseObservationsRequest,
+  observationsRequestSchema,
+  type ObservationsRequest,
+  type ObservationsRequestSchema,
+} from '../../contracts/index.js';
 
 /** Longest error message, so a pointer through long unknown keys stays one readable line. */
 const MAX_MESSAGE = 300;
@@ -24,14 +29,29 @@ export class InvalidBodyError extends AppError {
   }
 }
 
+/** The most observations a request may hold, and the request schema that says so. */
+export interface ObservationsLimit {
+  readonly max: number;
+  readonly schema: ObservationsRequestSchema;
+}
+
+/** The limit of requests of 1 to `max` observations. */
+export function observationsLimit(max: number): ObservationsLimit {
+  return { max, schema: observationsRequestSchema(max) };
+}
+
 /**
  * The validated request (snapshot defaults filled in), or InvalidBodyError naming the first
- * offending field. Costs one pass over the body plus the schema's own.
+ * offending field. Costs one pass over the body plus the reading: a valid body is read by the
+ * contract's fast path (contracts/snapshot-fast-path.ts, the schema's result at a fraction of
+ * its CPU), anything else by the schema, which decides and names the field.
  */
-export function parseObservationsBody(body: unknown, schema: ObservationsRequestSchema): ObservationsRequest {
+export function parseObservationsBody(body: unknown, limit: ObservationsLimit): ObservationsRequest {
   const polluting = findPollutingKey(body);
   if (polluting !== undefined) throw new InvalidBodyError(polluting, 'forbidden key');
-  const result = schema.safeParse(body, { error: describeZodIssue });
+  const fast = fastParseObservationsRequest(body, limit.max);
+  if (fast !== undefined) return fast;
+  const result = limit.schema.safeParse(body, { error: describeZodIssue });
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   throw new InvalidBodyError(jsonPointer(issue?.path ?? []), issue?.message ?? 'invalid');

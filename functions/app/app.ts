@@ -38,21 +38,21 @@ import {
   DEFAULT_MAX_SNAPSHOTS,
   SNAPSHOTS_PATH,
   SNAPSHOT_EVENT_TYPE,
-  snapshotBatchSchema,
   type IngestResponse,
   type LeaderObservationResult,
   type Snapshot,
-  type SnapshotBatchSchema,
 } from '../../contracts/index.js';
 import { decodeBody, transportOf, type Transport } from './cloudevents.js';
 import { createFunctionMetrics, type FunctionMetrics } from './metrics.js';
 import { agentUser, boundNode, requireNode } from './node-binding.js';
 import {
+  batchLimit,
   claimedCount,
   isPlainObject,
   mayHoldPollutingKey,
   parseSnapshots,
   refusePollutingKeys,
+  type SnapshotBatchLimit,
 } from './validate.js';
 
 /**
@@ -131,7 +131,7 @@ interface RequestState {
 /** The checked settings of an app. */
 interface Settings {
   allowed: ReadonlySet<string>;
-  batchSchema: SnapshotBatchSchema;
+  batch: SnapshotBatchLimit;
   maxBodyBytes: number;
   bodyTimeoutMs: number;
   eventTypes: ReadonlySet<string>;
@@ -241,7 +241,7 @@ function settingsOf(options: FunctionAppOptions): Settings {
   if (eventTypes.size === 0) throw new RangeError('function eventTypes: expected at least one type');
   return {
     allowed,
-    batchSchema: snapshotBatchSchema(positiveInteger(options.maxBatch ?? DEFAULT_MAX_SNAPSHOTS, 'maxBatch')),
+    batch: batchLimit(positiveInteger(options.maxBatch ?? DEFAULT_MAX_SNAPSHOTS, 'maxBatch')),
     maxBodyBytes: positiveInteger(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes'),
     bodyTimeoutMs: positiveInteger(options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS, 'bodyTimeoutMs'),
     eventTypes,
@@ -266,7 +266,7 @@ function validate(
     if (mayPollute !== false) refusePollutingKeys(body);
     const decoded = decodeBody(transport, req.headers, body, settings.eventTypes);
     data = decoded.data;
-    const snapshots = parseSnapshots(data, decoded.at, settings.batchSchema);
+    const snapshots = parseSnapshots(data, decoded.at, settings.batch);
     const batch = isPlainObject(data) && Object.hasOwn(data, 'snapshots');
     return { snapshots, at: decoded.at, batch };
   } catch (error) {

@@ -20,7 +20,14 @@ import {
   jsonPointer,
   kindOf,
 } from '../../platform/index.js';
-import { snapshotSchema, type Snapshot, type SnapshotBatchSchema } from '../../contracts/index.js';
+import {
+  fastParseSnapshot,
+  fastParseSnapshotBatch,
+  snapshotBatchSchema,
+  snapshotSchema,
+  type Snapshot,
+  type SnapshotBatchSchema,
+} from '../../contracts/index.js';
 
 /** Longest error message, so a pointer through long unknown keys stays one readable line. */
 const MAX_MESSAGE = 300;
@@ -39,18 +46,37 @@ export class InvalidBodyError extends AppError {
   }
 }
 
+/** The most snapshots a batch may hold, and the batch schema that says so. */
+export interface SnapshotBatchLimit {
+  readonly max: number;
+  readonly schema: SnapshotBatchSchema;
+}
+
+/** The limit of batches of 1 to `max` snapshots. */
+export function batchLimit(max: number): SnapshotBatchLimit {
+  return { max, schema: snapshotBatchSchema(max) };
+}
+
 /**
  * The snapshots of `data`, which is one snapshot or a batch `{ "snapshots": [ … ] }` (told
  * apart by an own `snapshots` key), validated with defaults filled in; InvalidBodyError
  * naming the first offending field, its pointer prefixed with `at` (where `data` sits in the
  * body). Prototype keys are checked on the whole body beforehand (findPollutingKey).
+ *
+ * A valid body is read by the contract's fast path (contracts/snapshot-fast-path.ts, the
+ * schema's result at a fraction of its CPU); anything it is not sure of goes to the schema,
+ * which decides and names the field.
  */
-export function parseSnapshots(data: unknown, at: string, batchSchema: SnapshotBatchSchema): Snapshot[] {
+export function parseSnapshots(data: unknown, at: string, batch: SnapshotBatchLimit): Snapshot[] {
   if (isPlainObject(data) && Object.hasOwn(data, 'snapshots')) {
-    const result = batchSchema.safeParse(data, { error: describeZodIssue });
+    const fast = fastParseSnapshotBatch(data, batch.max);
+    if (fast !== undefined) return fast;
+    const result = batch.schema.safeParse(data, { error: describeZodIssue });
     if (result.success) return result.data.snapshots;
     throw invalid(result.error, at);
   }
+  const fast = fastParseSnapshot(data);
+  if (fast !== undefined) return [fast];
   const result = snapshotSchema.safeParse(data, { error: describeZodIssue });
   if (result.success) return [result.data];
   throw invalid(result.error, at);

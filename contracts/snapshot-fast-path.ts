@@ -1,0 +1,302 @@
+/**
+ * The hot path's reader of snapshots: what `snapshotSchema.parse` returns for a valid
+ * snapshot (alone, in an ingest batch, or in the controllers' observations request), by
+ * hand-written checks, or `undefined` whenever a value is not plainly valid;
+ * the caller then asks the schema, which decides and words the error. It never accepts what
+ * the schema refuses and never returns other than what the schema would, key order
+ * included: `snapshot-fast-path.test.ts` holds it to that, value by value, over generated
+ * valid snapshots and mutations of them.
+ *
+ * **Why a second reader of one contract.** The ingest function validates every snapshot
+ * before it forwards it, and at 3,000 snapshots a second zod's generic machinery (a run
+ * over the checks of each of some 200 fields of an 8-device snapshot, issue lists, payload
+ * objects) was about 8% of the function's busy CPU on one core; these checks do the same
+ * work in a fraction of it. Its bounds and patterns are the schema's own (SNAPSHOT_LIMITS,
+ * NODE_NAME_PATTERN, FAULT_CODE_PATTERN, withinSnapshotTimes, zod's datetime pattern), so a
+ * change there reaches both; a new field or rule in the schema needs its line here (the
+ * differential test fails until it has it).
+ *
+ * Inputs are values JSON.parse gives (no `undefined` values, no class instances).
+ */
+import { z } from 'zod';
+import {
+  FAULT_CODE_PATTERN,
+  NODE_NAME_PATTERN,
+  SNAPSHOT_LIMITS,
+  SNAPSHOT_SCHEMA,
+  withinSnapshotTimes,
+  type Snapshot,
+} from './snapshot.js';
+import type { ObservationsRequest } from './observations.js';
+
+/** What z.iso.datetime({ offset: true }) matches (zod's own pattern). */
+const DATETIME = z.core.regexes.datetime({ offset: true });
+
+/**
+ * Thrown inside at the first doubt and caught at the door: not plainly valid. One instance,
+ * made once, so giving up costs no stack trace.
+ */
+const NOT_PLAIN = new Error('not plainly valid');
+
+type Fields = Record<string, unknown>;
+type Out = Record<string, unknown>;
+
+/** The schema's output for `value`, or undefined when it is not plainly a valid snapshot. */
+export function fastParseSnapshot(value: unknown): Snapshot | undefined {
+  try {
+    return snapshot(value) as unknown as Snapshot;
+  } catch (error) {
+    if (error === NOT_PLAIN) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * The snapshots of a batch body `{ "snapshots": [ … ] }` of 1 to `maxBatch`, as the batch
+ * schema gives them, or undefined when the body is not plainly a valid batch.
+ */
+export function fastParseSnapshotBatch(value: unknown, maxBatch: number): Snapshot[] | undefined {
+  try {
+    const items = array(object(value).snapshots, maxBatch);
+    if (items.length === 0) return undefined;
+    const snapshots: Snapshot[] = [];
+    for (const item of items) snapshots.push(snapshot(item) as unknown as Snapshot);
+    return snapshots;
+  } catch (error) {
+    if (error === NOT_PLAIN) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * An observations request `{ "observations": [ { "snapshot": … } ] }` of 1 to `maxBatch`
+ * (what the controllers' endpoint takes), as observationsRequestSchema gives it, or
+ * undefined when the body is not plainly a valid request.
+ */
+export function fastParseObservationsRequest(
+  value: unknown,
+  maxBatch: number,
+): ObservationsRequest | undefined {
+  try {
+    const items = array(object(value).observations, maxBatch);
+    if (items.length === 0) return undefined;
+    const observations: Out[] = [];
+    for (const item of items) observations.push({ snapshot: snapshot(object(item).snapshot) });
+    return { observations } as unknown as ObservationsRequest;
+  } catch (error) {
+    if (error === NOT_PLAIN) return undefined;
+    throw error;
+  }
+}
+
+function snapshot(value: unknown): Out {
+  const v = object(value);
+  if (v.schema !== SNAPSHOT_SCHEMA) throw NOT_PLAIN;
+  const node = string(v.node, 1, SNAPSHOT_LIMITS.node);
+  if (!NODE_NAME_PATTERN.test(node)) throw NOT_PLAIN;
+  const collectedAt = datetime(v.collected_at);
+  if (!withinSnapshotTimes(collectedAt)) throw NOT_PLAIN;
+  return {
+    schema: SNAPSHOT_SCHEMA,
+    node,
+    boot_id: stringOr(v.boot_id, SNAPSHOT_LIMITS.id, ''),
+    seq: count(v.seq),
+    collected_at: collectedAt,
+    collector: string(v.collector, 1, SNAPSHOT_LIMITS.label),
+    cached: booleanOr(v.cached, false),
+    payload: payload(v.payload),
+  };
+}
+
+function payload(value: unknown): Out {
+  const v = object(value);
+  const family = v.family;
+  const out: Out = { family };
+  if (v.driver_version !== undefined) out.driver_version = string(v.driver_version, 0, SNAPSHOT_LIMITS.label);
+  if (family === '910B') out.npus = items(v.npus, SNAPSHOT_LIMITS.devices, npu910);
+  else if (family === '310P') out.cards = items(v.cards, SNAPSHOT_LIMITS.devices, card310);
+  else if (family === 'nvidia') out.gpus = items(v.gpus, SNAPSHOT_LIMITS.devices, gpu);
+  else throw NOT_PLAIN;
+  if (v.canary !== undefined) out.canary = canary(v.canary);
+  return out;
+}
+
+function npu910(value: unknown): Out {
+  const v = object(value);
+  const out: Out = { npu: count(v.npu), chip: v.chip === undefined ? 0 : count(v.chip) };
+  if (v.phy_id !== undefined) out.phy_id = v.phy_id === null ? null : count(v.phy_id);
+  out.name = stringOr(v.name, SNAPSHOT_LIMITS.id, '');
+  out.health = stringOr(v.health, SNAPSHOT_LIMITS.health, 'UNKNOWN');
+  out.temp_c = metric(v.temp_c);
+  out.power_w = metric(v.power_w);
+  out.aicore_pct = metric(v.aicore_pct);
+  const hbm = objectOrEmpty(v.hbm);
+  const ecc = objectOrEmpty(hbm.ecc);
+  out.hbm = {
+    used_mb: metric(hbm.used_mb),
+    total_mb: metric(hbm.total_mb),
+    temp_c: metric(hbm.temp_c),
+    ecc: { single_bit: counter(ecc.single_bit), double_bit: counter(ecc.double_bit) },
+  };
+  const pcie = objectOrEmpty(v.pcie);
+  const link = pcie.link;
+  if (link !== undefined && link !== null && link !== 'up' && link !== 'down') throw NOT_PLAIN;
+  out.pcie = { bus_id: busId(pcie.bus_id), link: link ?? null };
+  out.error_codes = errorCodes(v.error_codes);
+  out.present = booleanOr(v.present, true);
+  if (v.readable !== undefined) out.readable = boolean(v.readable);
+  return out;
+}
+
+function card310(value: unknown): Out {
+  const v = object(value);
+  const link = v.pcie_link;
+  if (link !== undefined && link !== null && link !== 0 && link !== 1) throw NOT_PLAIN;
+  return {
+    card: count(v.card),
+    name: stringOr(v.name, SNAPSHOT_LIMITS.id, ''),
+    bus_id: busId(v.bus_id),
+    pcie_link: link ?? null,
+    mcu_power_w: metric(v.mcu_power_w),
+    chips: items(v.chips, SNAPSHOT_LIMITS.chips, chip310),
+  };
+}
+
+function chip310(value: unknown): Out {
+  const v = object(value);
+  const ddr = objectOrEmpty(v.ddr);
+  const out: Out = {
+    chip: count(v.chip),
+    device_id: count(v.device_id),
+    health: stringOr(v.health, SNAPSHOT_LIMITS.health, 'UNKNOWN'),
+    temperature: metric(v.temperature),
+    power_w: metric(v.power_w),
+    ddr: {
+      used_mb: metric(ddr.used_mb),
+      total_mb: metric(ddr.total_mb),
+      ecc_sbe: counter(ddr.ecc_sbe),
+      ecc_dbe: counter(ddr.ecc_dbe),
+    },
+    error_codes: errorCodes(v.error_codes),
+    present: booleanOr(v.present, true),
+  };
+  if (v.readable !== undefined) out.readable = boolean(v.readable);
+  return out;
+}
+
+function gpu(value: unknown): Out {
+  const v = object(value);
+  const out: Out = {
+    index: count(v.index),
+    uuid: v.uuid === undefined || v.uuid === null ? null : string(v.uuid, 0, SNAPSHOT_LIMITS.id),
+    bus_id: busId(v.bus_id),
+    name: stringOr(v.name, SNAPSHOT_LIMITS.id, ''),
+    temperature_gpu: metric(v.temperature_gpu),
+    power_draw_w: metric(v.power_draw_w),
+    ecc_corrected_volatile: counter(v.ecc_corrected_volatile),
+    ecc_uncorrected_volatile: counter(v.ecc_uncorrected_volatile),
+    pcie_link_gen: metric(v.pcie_link_gen),
+    pcie_link_width: metric(v.pcie_link_width),
+    xid_events: v.xid_events === undefined ? [] : items(v.xid_events, SNAPSHOT_LIMITS.xidEvents, xidEvent),
+    present: booleanOr(v.present, true),
+  };
+  if (v.readable !== undefined) out.readable = boolean(v.readable);
+  return out;
+}
+
+function xidEvent(value: unknown): Out {
+  const v = object(value);
+  return { xid: count(v.xid), at: v.at === undefined || v.at === null ? null : datetime(v.at) };
+}
+
+function canary(value: unknown): Out {
+  const v = object(value);
+  const ok = boolean(v.ok);
+  const failures = count(v.consecutive_failures);
+  if (failures > SNAPSHOT_LIMITS.canaryFailures || ok !== (failures === 0)) throw NOT_PLAIN;
+  return {
+    ok,
+    consecutive_failures: failures,
+    at: v.at === undefined || v.at === null ? null : datetime(v.at),
+  };
+}
+
+function items(value: unknown, max: number, read: (item: unknown) => Out): Out[] {
+  const items = array(value, max);
+  const out: Out[] = [];
+  for (const item of items) out.push(read(item));
+  return out;
+}
+
+function errorCodes(value: unknown): string[] {
+  if (value === undefined) return [];
+  const items = array(value, SNAPSHOT_LIMITS.errorCodes);
+  const out: string[] = [];
+  for (const item of items) {
+    if (typeof item !== 'string' || !FAULT_CODE_PATTERN.test(item)) throw NOT_PLAIN;
+    out.push(item);
+  }
+  return out;
+}
+
+function object(value: unknown): Fields {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw NOT_PLAIN;
+  return value as Fields;
+}
+
+/** A sub-object the schema prefaults to `{}` when left out. */
+function objectOrEmpty(value: unknown): Fields {
+  return value === undefined ? {} : object(value);
+}
+
+function array(value: unknown, max: number): unknown[] {
+  if (!Array.isArray(value) || value.length > max) throw NOT_PLAIN;
+  return value;
+}
+
+function string(value: unknown, min: number, max: number): string {
+  if (typeof value !== 'string' || value.length < min || value.length > max) throw NOT_PLAIN;
+  return value;
+}
+
+function stringOr(value: unknown, max: number, absent: string): string {
+  return value === undefined ? absent : string(value, 0, max);
+}
+
+function busId(value: unknown): string | null {
+  return value === undefined || value === null ? null : string(value, 1, SNAPSHOT_LIMITS.busId);
+}
+
+function datetime(value: unknown): string {
+  if (typeof value !== 'string' || !DATETIME.test(value)) throw NOT_PLAIN;
+  return value;
+}
+
+function boolean(value: unknown): boolean {
+  if (typeof value !== 'boolean') throw NOT_PLAIN;
+  return value;
+}
+
+function booleanOr(value: unknown, absent: boolean): boolean {
+  return value === undefined ? absent : boolean(value);
+}
+
+/** A non-negative safe integer. */
+function count(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw NOT_PLAIN;
+  return value;
+}
+
+/** A finite number, or null (also when left out). */
+function metric(value: unknown): number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isFinite(value)) throw NOT_PLAIN;
+  return value;
+}
+
+/** A finite non-negative number, or null (also when left out). */
+function counter(value: unknown): number | null {
+  const number = metric(value);
+  if (number !== null && number < 0) throw NOT_PLAIN;
+  return number;
+}
