@@ -75,7 +75,14 @@ export {
   wwwAuthenticate,
   type HttpFailure,
 } from './http-failures.js';
-export { describeZodIssue, findPollutingKey, isPlainObject, jsonPointer, kindOf } from './json-body.js';
+export {
+  describeZodIssue,
+  findPollutingKey,
+  isPlainObject,
+  jsonPointer,
+  kindOf,
+  mayHoldPollutingKey,
+} from './json-body.js';
 export {
   onTerminationSignals,
   runAll,

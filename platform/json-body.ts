@@ -1,7 +1,8 @@
 /**
  * Helpers for JSON request bodies that every HTTP boundary shares (the controller's
  * observation endpoint, the ingest function): RFC 6901 pointers for one-line errors, a refusal
- * of prototype-polluting keys, and short zod messages.
+ * of prototype-polluting keys (with a byte search that clears most raw bodies before any walk),
+ * and short zod messages.
  *
  * JSON.parse never pollutes a prototype (it defines `__proto__` as an own key) and schemas
  * strip unknown keys, but a body carrying `__proto__` (or `constructor.prototype`) is an
@@ -90,4 +91,19 @@ export function kindOf(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
   return typeof value;
+}
+
+/** What mayHoldPollutingKey searches for, encoded once. */
+const RISKY_BYTES = ['__proto__', 'prototype', '\\u'].map((text) => Buffer.from(text));
+
+/**
+ * False when a JSON body, as raw bytes in `charset`, cannot hold a prototype-polluting key
+ * (findPollutingKey's `__proto__`, or `constructor` holding `prototype`): in UTF-8 such a key
+ * is spelled either literally or with a `\u` escape, so a body containing neither
+ * `__proto__`, `prototype` nor `\u` has none, and a byte search (memmem) over it costs a
+ * fraction of walking the parsed value. True (walk it) otherwise, and for any other charset.
+ */
+export function mayHoldPollutingKey(raw: Buffer, charset: string | null | undefined): boolean {
+  if (charset !== 'utf-8' && charset !== 'utf8') return true;
+  return RISKY_BYTES.some((bytes) => raw.includes(bytes));
 }

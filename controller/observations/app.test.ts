@@ -317,6 +317,17 @@ describe('POST /v1/observations: the request', () => {
       `{"observations":[{"constructor":{"prototype":{"polluted":1}},"snapshot":${good}}]}`,
       '/observations/0/constructor: forbidden key',
     ],
+    // The raw body's byte search must not clear these: the keys are spelled with escapes.
+    [
+      'a __proto__ key spelled with \\u escapes',
+      `{"observations":[{"snapshot":${good.replace('"family":', '"\\u005f\\u005fproto__":{"polluted":true},"family":')}}]}`,
+      '/observations/0/snapshot/payload/__proto__: forbidden key',
+    ],
+    [
+      'constructor.prototype spelled with a \\u escape',
+      `{"observations":[{"constructor":{"\\u0070rototype":{"polluted":1}},"snapshot":${good}}]}`,
+      '/observations/0/constructor: forbidden key',
+    ],
   ])(
     '400 for %s naming the field as a JSON pointer; nothing of the batch is accepted',
     async (_name, body, message) => {

@@ -34,6 +34,7 @@ import type { ObserveResult } from '../../core/engine/index.js';
 import {
   AppError,
   httpFailureOf,
+  mayHoldPollutingKey,
   sendHttpFailure,
   type Clock,
   type Logger,
@@ -134,9 +135,19 @@ export function createObservationsApp(
       },
       requireJson,
       // Content-Type is checked above; the parser reads any body then (limit after inflating).
-      express.json({ limit: maxBodyBytes, strict: true, type: () => true }),
+      // `verify` sees the raw (inflated) bytes first: most bodies are cleared of polluting
+      // keys there by a byte search, and only the others are walked after parsing.
+      express.json({
+        limit: maxBodyBytes,
+        strict: true,
+        type: () => true,
+        verify: (_req: IncomingMessage, res: ServerResponse, raw: Buffer, charset: string) => {
+          (res as express.Response).locals.mayPollute = mayHoldPollutingKey(raw, charset);
+        },
+      }),
       (req: express.Request, res: express.Response) => {
-        const body = answer(deps, parseObservationsBody(req.body, limit).observations, metrics);
+        const request = parseObservationsBody(req.body, limit, res.locals.mayPollute !== false);
+        const body = answer(deps, request.observations, metrics);
         log.debug(
           { user: res.locals.user, observations: body.results.length, leader: body.leader },
           'observed',

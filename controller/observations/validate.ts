@@ -42,12 +42,17 @@ export function observationsLimit(max: number): ObservationsLimit {
 
 /**
  * The validated request (snapshot defaults filled in), or InvalidBodyError naming the first
- * offending field. Costs one pass over the body plus the reading: a valid body is read by the
- * contract's fast path (contracts/snapshot-fast-path.ts, the schema's result at a fraction of
- * its CPU), anything else by the schema, which decides and names the field.
+ * offending field. A valid body is read by the contract's fast path
+ * (contracts/snapshot-fast-path.ts, the schema's result at a fraction of its CPU), anything
+ * else by the schema, which decides and names the field. `mayPollute` false: the raw body was
+ * searched already (mayHoldPollutingKey) and cannot hold a polluting key, so it is not walked.
  */
-export function parseObservationsBody(body: unknown, limit: ObservationsLimit): ObservationsRequest {
-  const polluting = findPollutingKey(body);
+export function parseObservationsBody(
+  body: unknown,
+  limit: ObservationsLimit,
+  mayPollute = true,
+): ObservationsRequest {
+  const polluting = mayPollute ? findPollutingKey(body) : undefined;
   if (polluting !== undefined) throw new InvalidBodyError(polluting, 'forbidden key');
   const fast = fastParseObservationsRequest(body, limit.max);
   if (fast !== undefined) return fast;

@@ -19,6 +19,7 @@ import {
   isPlainObject,
   jsonPointer,
   kindOf,
+  mayHoldPollutingKey,
 } from '../../platform/index.js';
 import {
   fastParseSnapshot,
@@ -93,25 +94,10 @@ function invalid(error: z.ZodError, at: string): InvalidBodyError {
   return new InvalidBodyError(at + jsonPointer(issue?.path ?? []), issue?.message ?? 'invalid');
 }
 
-/** What mayHoldPollutingKey searches for, encoded once. */
-const RISKY_BYTES = ['__proto__', 'prototype', '\\u'].map((text) => Buffer.from(text));
-
-/**
- * False when a JSON body, as raw bytes in `charset`, cannot hold a prototype-polluting key
- * (findPollutingKey's `__proto__`, or `constructor` holding `prototype`): in UTF-8 such a key
- * is spelled either literally or with a `\u` escape, so a body containing neither
- * `__proto__`, `prototype` nor `\u` has none, and a byte search (memmem) over it costs a
- * fraction of walking the parsed value. True (walk it) otherwise, and for any other charset.
- */
-export function mayHoldPollutingKey(raw: Buffer, charset: string | null | undefined): boolean {
-  if (charset !== 'utf-8' && charset !== 'utf8') return true;
-  return RISKY_BYTES.some((bytes) => raw.includes(bytes));
-}
-
 /** Throws InvalidBodyError (`forbidden_key`) when `body` holds a prototype-polluting key. */
 export function refusePollutingKeys(body: unknown): void {
   const polluting = findPollutingKey(body);
   if (polluting !== undefined) throw new InvalidBodyError(polluting, 'forbidden key', 'forbidden_key');
 }
 
-export { findPollutingKey, isPlainObject, jsonPointer, kindOf };
+export { findPollutingKey, isPlainObject, jsonPointer, kindOf, mayHoldPollutingKey };
