@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
+import type { z } from 'zod';
 import { readExampleJson } from '../test/fixtures.js';
 import { gpuSnapshot } from './testing.js';
 import { snapshotBatchSchema } from './ingest.js';
@@ -379,6 +380,39 @@ function fullSnapshots(): Json[] {
   ];
 }
 
+/** Every key path the schema defines (`payload.npus[].hbm.ecc.single_bit`), read from its shapes. */
+function schemaPaths(schema: z.core.$ZodType, prefix = '', into = new Set<string>()): Set<string> {
+  const def = schema._zod.def as unknown as {
+    type: string;
+    innerType?: z.core.$ZodType;
+    element?: z.core.$ZodType;
+    options?: z.core.$ZodType[];
+    shape?: Record<string, z.core.$ZodType>;
+  };
+  if (def.innerType) schemaPaths(def.innerType, prefix, into);
+  else if (def.type === 'array' && def.element) schemaPaths(def.element, `${prefix}[]`, into);
+  else if (def.type === 'union') for (const option of def.options ?? []) schemaPaths(option, prefix, into);
+  else if (def.type === 'object')
+    for (const [key, child] of Object.entries(def.shape ?? {})) {
+      const path = prefix === '' ? key : `${prefix}.${key}`;
+      into.add(path);
+      schemaPaths(child, path, into);
+    }
+  return into;
+}
+
+/** Every key path of a JSON value, in schemaPaths' notation. */
+function valuePaths(value: Json, prefix = '', into = new Set<string>()): Set<string> {
+  if (Array.isArray(value)) for (const item of value) valuePaths(item, `${prefix}[]`, into);
+  else if (value !== null && typeof value === 'object')
+    for (const [key, child] of Object.entries(value)) {
+      const path = prefix === '' ? key : `${prefix}.${key}`;
+      into.add(path);
+      valuePaths(child, path, into);
+    }
+  return into;
+}
+
 describe('fastParseSnapshot', () => {
   it.each(['snapshot-910b.json', 'snapshot-310p.json', 'snapshot-nvidia.json'])(
     'gives what the schema gives for the example %s',
@@ -413,6 +447,16 @@ describe('fastParseSnapshot', () => {
     // Both ways are exercised, so neither comparison holds vacuously.
     expect(outcomes.accepted).toBeGreaterThan(300);
     expect(outcomes.refused).toBeGreaterThan(300);
+  });
+
+  // A field added to the schema (an optional one too, which the fast path would otherwise
+  // drop unseen) must be in the full snapshots, so the tests below reach it.
+  it('has every key the schema defines in its full snapshots', () => {
+    const present = new Set<string>();
+    for (const snapshot of fullSnapshots()) valuePaths(snapshot, '', present);
+    const missing = [...schemaPaths(snapshotSchema)].filter((path) => !present.has(path));
+    expect(missing).toEqual([]);
+    expect(present.size).toBeGreaterThan(60);
   });
 
   it('agrees with the schema on every field set to every edge value, left out, or grown past its bound', () => {

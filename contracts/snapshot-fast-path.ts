@@ -14,9 +14,11 @@
  * work in a fraction of it. Its bounds and patterns are the schema's own (SNAPSHOT_LIMITS,
  * NODE_NAME_PATTERN, FAULT_CODE_PATTERN, withinSnapshotTimes, zod's datetime pattern), so a
  * change there reaches both; a new field or rule in the schema needs its line here (the
- * differential test fails until it has it).
+ * differential test fails until it has it: it reads every key path off the schema's shapes).
  *
- * Inputs are values JSON.parse gives (no `undefined` values, no class instances).
+ * Stricter is allowed, never looser: string bounds are checked in UTF-16 units, where zod
+ * counts code points, so a string over its bound only by astral characters (emoji) is left to
+ * the schema. Inputs are values JSON.parse gives (no `undefined` values, no class instances).
  */
 import { z } from 'zod';
 import {
