@@ -45,12 +45,7 @@ type Out = Record<string, unknown>;
 
 /** The schema's output for `value`, or undefined when it is not plainly a valid snapshot. */
 export function fastParseSnapshot(value: unknown): Snapshot | undefined {
-  try {
-    return snapshot(value) as unknown as Snapshot;
-  } catch (error) {
-    if (error === NOT_PLAIN) return undefined;
-    throw error;
-  }
+  return plainly(() => snapshot(value) as unknown as Snapshot);
 }
 
 /**
@@ -58,16 +53,7 @@ export function fastParseSnapshot(value: unknown): Snapshot | undefined {
  * schema gives them, or undefined when the body is not plainly a valid batch.
  */
 export function fastParseSnapshotBatch(value: unknown, maxBatch: number): Snapshot[] | undefined {
-  try {
-    const items = array(object(value).snapshots, maxBatch);
-    if (items.length === 0) return undefined;
-    const snapshots: Snapshot[] = [];
-    for (const item of items) snapshots.push(snapshot(item) as unknown as Snapshot);
-    return snapshots;
-  } catch (error) {
-    if (error === NOT_PLAIN) return undefined;
-    throw error;
-  }
+  return plainly(() => oneOrMore(object(value).snapshots, maxBatch, snapshot) as unknown as Snapshot[]);
 }
 
 /**
@@ -79,16 +65,30 @@ export function fastParseObservationsRequest(
   value: unknown,
   maxBatch: number,
 ): ObservationsRequest | undefined {
+  const observation = (item: unknown): Out => ({ snapshot: snapshot(object(item).snapshot) });
+  return plainly(
+    () =>
+      ({
+        observations: oneOrMore(object(value).observations, maxBatch, observation),
+      }) as unknown as ObservationsRequest,
+  );
+}
+
+/** What `read` returns, or undefined when it gave up (NOT_PLAIN). */
+function plainly<T>(read: () => T): T | undefined {
   try {
-    const items = array(object(value).observations, maxBatch);
-    if (items.length === 0) return undefined;
-    const observations: Out[] = [];
-    for (const item of items) observations.push({ snapshot: snapshot(object(item).snapshot) });
-    return { observations } as unknown as ObservationsRequest;
+    return read();
   } catch (error) {
     if (error === NOT_PLAIN) return undefined;
     throw error;
   }
+}
+
+/** `items`, of at least one. */
+function oneOrMore(value: unknown, max: number, read: (item: unknown) => Out): Out[] {
+  const out = items(value, max, read);
+  if (out.length === 0) throw NOT_PLAIN;
+  return out;
 }
 
 function snapshot(value: unknown): Out {
