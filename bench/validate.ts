@@ -11,6 +11,7 @@
 import { parseArgs } from 'node:util';
 import { fastParseSnapshot, snapshotSchema, type Snapshot } from '../contracts/index.js';
 import { generateTrace, roundRobinFleet } from '../core/sim/index.js';
+import { median } from './measure.js';
 
 interface Options {
   seconds: number;
@@ -74,8 +75,6 @@ function main(): void {
     result.jsonParseUs = time((input) => JSON.parse(input as string), [text], opts.seconds);
     results[family] = result;
   }
-  const median = (values: number[]): number =>
-    [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
   console.log('family   bytes   JSON.parse   zod (median)   fast path (median)');
   for (const [family, r] of Object.entries(results))
     console.log(

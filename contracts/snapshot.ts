@@ -161,8 +161,6 @@ export const gpuSchema = z.object({
   readable,
 });
 
-const MAX_DEVICES = SNAPSHOT_LIMITS.devices;
-
 /**
  * The node's inference canary (optional, any family): the agent's periodic fixed request to a
  * local inference endpoint (vLLM), read beside the tool like any other reading of the node.
@@ -186,19 +184,19 @@ export const canarySchema = z
 export const payload910Schema = z.object({
   family: z.literal('910B'),
   driver_version: z.string().max(SNAPSHOT_LIMITS.label).optional(),
-  npus: z.array(npu910Schema).max(MAX_DEVICES),
+  npus: z.array(npu910Schema).max(SNAPSHOT_LIMITS.devices),
   canary: canarySchema.optional(),
 });
 export const payload310Schema = z.object({
   family: z.literal('310P'),
   driver_version: z.string().max(SNAPSHOT_LIMITS.label).optional(),
-  cards: z.array(card310Schema).max(MAX_DEVICES),
+  cards: z.array(card310Schema).max(SNAPSHOT_LIMITS.devices),
   canary: canarySchema.optional(),
 });
 export const payloadNvidiaSchema = z.object({
   family: z.literal('nvidia'),
   driver_version: z.string().max(SNAPSHOT_LIMITS.label).optional(),
-  gpus: z.array(gpuSchema).max(MAX_DEVICES),
+  gpus: z.array(gpuSchema).max(SNAPSHOT_LIMITS.devices),
   canary: canarySchema.optional(),
 });
 
