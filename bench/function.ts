@@ -34,7 +34,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -218,6 +218,9 @@ async function main(): Promise<void> {
     const nodeOptions = opts.nodeOptions;
     // One function per entry, all alike but for their build.
     const targets: { entry: string; pid: number | undefined; port: number; url: string }[] = [];
+    // As in a pod, the function reads its own token (for the replicas) from a file.
+    const tokenFile = join(stateDir, 'function-token');
+    await writeFile(tokenFile, fnToken.status?.token ?? '', { mode: 0o600 });
     for (const [i, entry] of opts.entries.entries()) {
       const fn = startControllerProcess({
         identity: opts.entries.length === 1 ? 'function' : `function-${i}`,
@@ -227,6 +230,7 @@ async function main(): Promise<void> {
         args: [
           `--namespace=${NS}`,
           `--controllers=leader=${leader.url},follower=${follower.url}`,
+          `--token-file=${tokenFile}`,
           '--log-level=info',
           ...opts.functionArgs,
         ],

@@ -105,6 +105,13 @@ export const functionConfigSchema = z.strictObject({
       .describe(
         'send at once when the leader has nothing in flight (lowest latency; more requests under load)',
       ),
+    leaderIntervalMs: z
+      .number()
+      .nonnegative()
+      .default(2)
+      .describe(
+        'with flush-when-idle, least time between two batches (fewer, larger requests to the leader under load)',
+      ),
     followerWindowMs: z
       .number()
       .nonnegative()

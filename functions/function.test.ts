@@ -3,10 +3,12 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { FakeClock } from '../platform/index.js';
+import { TOKEN_FILE_MAX_AGE_MS } from './forwarder/index.js';
 import { tokenSource } from './function.js';
 
 describe('the function’s own token', () => {
-  it('in a pod: the projected ServiceAccount token the in-cluster configuration names, re-read each time', async () => {
+  it('in a pod: the projected ServiceAccount token the in-cluster configuration names, read again once a minute', async () => {
     const root = mkdtempSync(join(tmpdir(), 'incluster-'));
     const dir = join(root, 'var/run/secrets/kubernetes.io/serviceaccount');
     mkdirSync(dir, { recursive: true });
@@ -19,9 +21,11 @@ describe('the function’s own token', () => {
     try {
       const kc = new k8s.KubeConfig();
       kc.loadFromCluster(root);
-      const token = tokenSource(undefined, kc);
+      const clock = new FakeClock();
+      const token = tokenSource(undefined, kc, clock);
       expect(await token()).toBe('first');
       writeFileSync(join(dir, 'token'), 'rotated\n');
+      await clock.advance(TOKEN_FILE_MAX_AGE_MS);
       expect(await token()).toBe('rotated');
     } finally {
       process.env.KUBERNETES_SERVICE_HOST = previous.host;
@@ -41,8 +45,8 @@ describe('the function’s own token', () => {
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
-    expect(await tokenSource(file, kc)()).toBe('from-file');
-    expect(await tokenSource(undefined, kc)()).toBe('from-kubeconfig');
+    expect(await tokenSource(file, kc, new FakeClock())()).toBe('from-file');
+    expect(await tokenSource(undefined, kc, new FakeClock())()).toBe('from-kubeconfig');
     const none = new k8s.KubeConfig();
     none.loadFromOptions({
       clusters: [{ name: 'c', server: 'https://127.0.0.1:6443' }],
@@ -50,6 +54,6 @@ describe('the function’s own token', () => {
       contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
       currentContext: 'x',
     });
-    expect(() => tokenSource(undefined, none)).toThrow(/no token: give --token-file/);
+    expect(() => tokenSource(undefined, none, new FakeClock())).toThrow(/no token: give --token-file/);
   });
 });

@@ -86,7 +86,7 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
     {
       replicas,
       lease,
-      token: tokenSource(config.tokenFile, kubeConfig),
+      token: tokenSource(config.tokenFile, kubeConfig, clock),
       clock,
       log: log.child({ part: 'forwarder' }),
       registry,
@@ -94,6 +94,7 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
     {
       batchWindowMs: config.forward.batchWindowMs,
       flushWhenIdle: config.forward.flushWhenIdle,
+      leaderIntervalMs: config.forward.leaderIntervalMs,
       followerWindowMs: config.forward.followerWindowMs,
       leaderTimeoutMs: config.forward.leaderTimeoutMs,
       maxQueuedBatches: config.forward.maxQueuedBatches,
@@ -151,18 +152,19 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
 
 /**
  * Where the function's own bearer token comes from: `--token-file`; in a pod, the projected
- * ServiceAccount token the in-cluster configuration names (re-read per request: it rotates);
- * else the kubeconfig user's token.
+ * ServiceAccount token the in-cluster configuration names (read again once a minute: it
+ * rotates); else the kubeconfig user's token.
  */
 export function tokenSource(
   tokenFile: string | undefined,
   kubeConfig: k8s.KubeConfig,
+  clock: Clock,
 ): () => string | Promise<string> {
-  if (tokenFile !== undefined) return tokenFromFile(tokenFile);
+  if (tokenFile !== undefined) return tokenFromFile(tokenFile, clock);
   const user = kubeConfig.getCurrentUser();
   const projected = (user?.authProvider as { config?: { tokenFile?: unknown } } | undefined)?.config
     ?.tokenFile;
-  if (typeof projected === 'string' && projected !== '') return tokenFromFile(projected);
+  if (typeof projected === 'string' && projected !== '') return tokenFromFile(projected, clock);
   const token = user?.token;
   if (!token) throw new Error('no token: give --token-file, or a kubeconfig whose user has a token');
   return () => token;

@@ -90,7 +90,8 @@ async function setup(
       registry,
       transport,
     },
-    options,
+    // Batches go to an idle leader at once unless a test is about the interval between them.
+    { leaderIntervalMs: 0, ...options },
   );
   cleanups.push(async () => {
     for (const replica of replicas) replica.release();
@@ -202,6 +203,67 @@ describe('createForwarder: micro-batching', () => {
     await clock.advance(0);
     expect(postsTo('a')).toHaveLength(1);
     await expect(result).resolves.toMatchObject({ leader: 'a' });
+  });
+
+  it('sends to an idle leader no sooner than leaderIntervalMs after the batch before', async () => {
+    const { forwarder, clock, postsTo } = await setup(['a'], { batchWindowMs: 20, leaderIntervalMs: 5 });
+    const first = forwarder.forward([snap('n1')]);
+    await clock.advance(0); // the first batch goes at once
+    await expect(first).resolves.toMatchObject({ results: [{ node: 'n1' }] });
+    await clock.advance(1);
+    const later = [forwarder.forward([snap('n2')]), forwarder.forward([snap('n3')])];
+    await clock.advance(3);
+    expect(postsTo('a')).toHaveLength(1);
+    await clock.advance(1); // 5 ms after the first
+    expect(postsTo('a').map((p) => p.nodes)).toEqual([['n1'], ['n2', 'n3']]);
+    await Promise.all(later);
+    await clock.advance(10);
+    const alone = forwarder.forward([snap('n4')]);
+    await clock.advance(0); // the interval has passed: the next timer turn
+    expect(postsTo('a').map((p) => p.nodes)).toEqual([['n1'], ['n2', 'n3'], ['n4']]);
+    await alone;
+  });
+
+  it('sends when the leader answers if the interval has passed, else once it has', async () => {
+    const { forwarder, clock, replicas, postsTo } = await setup(['a'], { leaderIntervalMs: 5 });
+    const [leader] = replicas as [FakeReplica];
+    leader.hanging = true;
+    const first = forwarder.forward([snap('n1')]);
+    await clock.advance(0);
+    await leader.waitForRequests(1);
+    const second = forwarder.forward([snap('n2')]); // waits: the leader has a request in flight
+    await clock.advance(3);
+    leader.hanging = false;
+    leader.release();
+    await first;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(postsTo('a')).toHaveLength(1); // answered 3 ms after the first batch: 2 ms to go
+    await clock.advance(2);
+    await leader.waitForRequests(2);
+    await expect(second).resolves.toMatchObject({ results: [{ node: 'n2' }] });
+
+    leader.hanging = true;
+    const third = forwarder.forward([snap('n3')]);
+    await clock.advance(5);
+    await leader.waitForRequests(3);
+    const fourth = forwarder.forward([snap('n4')]);
+    await clock.advance(6);
+    leader.release();
+    await third;
+    await leader.waitForRequests(4); // the interval passed while it waited: sent on the answer
+    expect(postsTo('a').map((p) => p.nodes)).toEqual([['n1'], ['n2'], ['n3'], ['n4']]);
+    await fourth;
+  });
+
+  it('sends at the window when it comes before the interval', async () => {
+    const { forwarder, clock, postsTo } = await setup(['a'], { batchWindowMs: 10, leaderIntervalMs: 50 });
+    await Promise.all([forwarder.forward([snap('n1')]), clock.advance(0)]);
+    const second = forwarder.forward([snap('n2')]);
+    await clock.advance(9);
+    expect(postsTo('a')).toHaveLength(1);
+    await clock.advance(1);
+    expect(postsTo('a').map((p) => p.nodes)).toEqual([['n1'], ['n2']]);
+    await second;
   });
 });
 
@@ -590,6 +652,9 @@ describe('createForwarder: leader knowledge and readiness', () => {
     );
     expect(() => createForwarder(deps, { followerWindowMs: Number.NaN })).toThrow(
       'forwarder followerWindowMs: expected a number >= 0, got NaN',
+    );
+    expect(() => createForwarder(deps, { leaderIntervalMs: -2 })).toThrow(
+      'forwarder leaderIntervalMs: expected a number >= 0, got -2',
     );
   });
 });
