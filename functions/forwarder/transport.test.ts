@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { connect, type AddressInfo, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { nodeHttp } from '../../platform/index.js';
 import { observationsResponseSchema, snapshotSchema, type PublishedNode } from '../../contracts/index.js';
@@ -409,4 +412,103 @@ describe('createHttpTransport', () => {
     });
     await expect(post(transport, replica)).rejects.toMatchObject({ reason: 'unauthorized', status: 401 });
   });
+});
+
+describe('createHttpTransport to an https replica (a proxy or mesh in front of the controllers)', () => {
+  // testdata/: a CA and a replica certificate for 127.0.0.1, made once with openssl (EC P-256,
+  // valid until 2126) for these tests only; the CA's key was thrown away.
+  const testdata = (file: string): string => fileURLToPath(new URL(`testdata/${file}`, import.meta.url));
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+
+  /** An https replica answering every POST as the leader, accepting each observation. */
+  async function httpsReplica(): Promise<{ url: string; close(): Promise<void> }> {
+    const server = createHttpsServer(
+      { key: readFileSync(testdata('replica-key.pem')), cert: readFileSync(testdata('replica.pem')) },
+      (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          const { observations } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+            observations: { snapshot: { node: string } }[];
+          };
+          const results = observations.map((o) => ({ node: o.snapshot.node, accepted: true, entry: null }));
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ leader: true, identity: 'controller-0', term: 3, results }));
+        });
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return {
+      url: `https://127.0.0.1:${port}`,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    };
+  }
+
+  /**
+   * Posts one observation to `url` from a fresh node process (NODE_EXTRA_CA_CERTS is read only
+   * when a process starts) and returns what the transport resolved or rejected with.
+   */
+  function postFromChild(url: string, extraCa: string | undefined): Promise<Record<string, unknown>> {
+    const script = `
+      const { createHttpTransport } = await import(${JSON.stringify(new URL('transport.ts', import.meta.url).href)});
+      const transport = createHttpTransport();
+      const body = JSON.stringify({ observations: [{ snapshot: { node: 'node-a' } }] });
+      try {
+        const answer = await transport.post({ identity: 'controller-0', url: ${JSON.stringify(url)} },
+          { body, token: 't', signal: AbortSignal.timeout(10_000) });
+        process.stdout.write(JSON.stringify({ answer }));
+      } catch (error) {
+        process.stdout.write(JSON.stringify({ reason: error.reason, message: error.message }));
+      }
+      await transport.close();`;
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.NODE_EXTRA_CA_CERTS;
+    if (extraCa !== undefined) env.NODE_EXTRA_CA_CERTS = extraCa;
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: root,
+        env,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.on('error', reject);
+      child.on('close', (code) =>
+        code === 0
+          ? resolve(JSON.parse(out) as Record<string, unknown>)
+          : reject(new Error(`child exited ${code}`)),
+      );
+    });
+  }
+
+  const cleanups: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0)) await cleanup();
+  });
+
+  it('posts over https to a replica whose certificate a CA in NODE_EXTRA_CA_CERTS signed', async () => {
+    const replica = await httpsReplica();
+    cleanups.push(replica.close);
+    expect(await postFromChild(replica.url, testdata('ca.pem'))).toEqual({
+      answer: {
+        leader: true,
+        identity: 'controller-0',
+        term: 3,
+        results: [{ node: 'node-a', accepted: true, entry: null }],
+      },
+    });
+  }, 20_000);
+
+  it('refuses the replica as a connection failure when no trusted CA signed its certificate', async () => {
+    const replica = await httpsReplica();
+    cleanups.push(replica.close);
+    const failed = await postFromChild(replica.url, undefined);
+    expect(failed.reason).toBe('connection');
+    expect(failed.message).toMatch(/^controller-0: .*(certificate|verify)/);
+  }, 20_000);
 });
