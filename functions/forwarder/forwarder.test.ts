@@ -636,6 +636,23 @@ describe('createForwarder: leader knowledge and readiness', () => {
     await expect(forwarder.forward([snap('n2')])).rejects.toThrow('the function is stopping');
   });
 
+  it('with the default leader interval: a stop sends a batch waiting on it at once, and leaves no timer', async () => {
+    const { forwarder, clock, postsTo } = await setup(['a'], {
+      leaderIntervalMs: FORWARDER_DEFAULTS.leaderIntervalMs,
+    });
+    const stop = new AbortController();
+    const running = forwarder.start(stop.signal);
+    await Promise.all([forwarder.forward([snap('n1')]), clock.advance(0)]);
+    const waiting = forwarder.forward([snap('n2')]); // within the interval of n1's batch
+    await clock.advance(0);
+    expect(postsTo('a')).toHaveLength(1);
+    stop.abort();
+    await expect(waiting).resolves.toMatchObject({ results: [{ node: 'n2' }] });
+    await running;
+    expect(postsTo('a').map((p) => p.nodes)).toEqual([['n1'], ['n2']]);
+    expect(clock.pending).toBe(0);
+  });
+
   it('refuses options out of range with a one-line error naming the option', () => {
     const deps = {
       replicas: new FakeReplicaSource(),

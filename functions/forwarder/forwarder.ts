@@ -12,9 +12,10 @@
  *   latest `batchWindowMs` after its first snapshot, at once when it reaches `maxBatch`, and
  *   (`flushWhenIdle`) as soon as the leader has no request in flight, but not within
  *   `leaderIntervalMs` of the batch before: at low load a snapshot waits one timer turn, not
- *   the window; under load batches grow by themselves, and the requests to the leader stay
- *   under 1000 / `leaderIntervalMs` a second (each costs the function far more CPU than a
- *   snapshot more in it).
+ *   the window; under load batches grow by themselves, and the idle flushes to the leader come
+ *   at most 1000 / `leaderIntervalMs` times a second (a request costs the function far more
+ *   CPU than a snapshot more in it). Full batches, windows shorter than the interval, expiries
+ *   and retries are not held to it.
  * - **Per-replica queues.** Each replica gets every batch, in order, one request at a time
  *   (so a node's snapshots never overtake each other); whatever queued up meanwhile goes out
  *   as one request of at most `maxBatch` snapshots. A queue holds at most
@@ -157,9 +158,10 @@ export interface ForwarderOptions {
   /** Send a batch as soon as the leader has nothing in flight (default true). */
   flushWhenIdle?: boolean;
   /**
-   * With flushWhenIdle, the least time from one batch to the next, ms (default 2; 0: none).
-   * A snapshot waits at most this much longer; at 3,000 snapshots/s it turns ~1,000 small
-   * requests to the leader a second into ~500 larger ones.
+   * With flushWhenIdle, the least time from one batch to an idle flush of the next, ms
+   * (default 2; 0: none). A snapshot waits at most this much longer (its window still bounds
+   * the wait); at 3,000 snapshots/s it turns ~1,000 small requests to the leader a second into
+   * ~500 larger ones.
    */
   leaderIntervalMs?: number;
   /**

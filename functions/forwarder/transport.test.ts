@@ -415,8 +415,9 @@ describe('createHttpTransport', () => {
 });
 
 describe('createHttpTransport to an https replica (a proxy or mesh in front of the controllers)', () => {
-  // testdata/: a CA and a replica certificate for 127.0.0.1, made once with openssl (EC P-256,
-  // valid until 2126) for these tests only; the CA's key was thrown away.
+  // testdata/: a CA and a replica certificate for 127.0.0.1, made once with `openssl ca` (EC
+  // P-256, valid from 2000 to 2126, so no machine's clock finds them not yet valid) for these
+  // tests only; the CA's key was thrown away.
   const testdata = (file: string): string => fileURLToPath(new URL(`testdata/${file}`, import.meta.url));
   const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -470,18 +471,22 @@ describe('createHttpTransport to an https replica (a proxy or mesh in front of t
     delete env.NODE_EXTRA_CA_CERTS;
     if (extraCa !== undefined) env.NODE_EXTRA_CA_CERTS = extraCa;
     return new Promise((resolve, reject) => {
+      // Killed past 15 s, within the test's own timeout, so a stuck child never outlives it.
       const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
         cwd: root,
         env,
-        stdio: ['ignore', 'pipe', 'inherit'],
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 15_000,
       });
       let out = '';
+      let err = '';
       child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
       child.on('error', reject);
-      child.on('close', (code) =>
+      child.on('close', (code, signal) =>
         code === 0
           ? resolve(JSON.parse(out) as Record<string, unknown>)
-          : reject(new Error(`child exited ${code}`)),
+          : reject(new Error(`child exited ${code ?? signal}: ${err.trim()}`)),
       );
     });
   }
