@@ -12,6 +12,7 @@ import type { SimKind } from '../core/sim/index.js';
 import {
   createHeapTrimmer,
   createHttpServer,
+  tokenFromFile,
   type Clock,
   type HttpServer,
   type Logger,
@@ -37,7 +38,7 @@ import {
   type ExecTool,
   type StreamTool,
 } from './probe/index.js';
-import { createSender, tokenFromFile, type Sender } from './push/index.js';
+import { createSender, type Sender } from './push/index.js';
 import { createSampler, type Sampler } from './sampler/index.js';
 import { FaultBoard, SIM_FAULTS_PATH, loadSimNode } from './sim/index.js';
 
@@ -150,7 +151,8 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
       backoff: { initialMs: config.push.backoffInitialMs, maxMs: config.push.backoffMaxMs },
     },
     {
-      token: tokenFromFile(config.tokenFile),
+      // Read at every request (once a second): a refused token is replaced at the next retry.
+      token: tokenFromFile(config.tokenFile, clock, 0),
       onAnswer: (answer) => {
         feed.update(
           { entry: answer.result.entry ?? null, leader: answer.leader, term: answer.term },

@@ -3,8 +3,7 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeClock } from '../platform/index.js';
-import { TOKEN_FILE_MAX_AGE_MS } from './forwarder/index.js';
+import { FakeClock, TOKEN_FILE_MAX_AGE_MS } from '../platform/index.js';
 import { tokenSource } from './function.js';
 
 describe('the function’s own token', () => {

@@ -7,6 +7,7 @@
 import * as k8s from '@kubernetes/client-node';
 import {
   createHttpServer,
+  tokenFromFile,
   type Clock,
   type HttpServer,
   type Logger,
@@ -29,7 +30,6 @@ import {
   endpointSlicesCollection,
   leaseCollection,
   parseControllers,
-  tokenFromFile,
   type RunningForwarder,
 } from './forwarder/index.js';
 

@@ -11,6 +11,7 @@
  */
 export { ABORTED, errorCode, rejectOnAbort, untilAborted } from './abort.js';
 export { FakeClock, systemClock, type Cancel, type Clock } from './clock.js';
+export { TOKEN_FILE_MAX_AGE_MS, tokenFromFile } from './token-file.js';
 export {
   ConfigError,
   ENV_PREFIX,

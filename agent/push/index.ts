@@ -8,7 +8,7 @@
  * ```ts
  * const sender = createSender(
  *   { url: 'http://npu-fault-function.ai-infra', timeoutMs: 5000, maxQueue: 60, backoff: { initialMs: 200, maxMs: 10_000 } },
- *   { token: tokenFromFile('/var/run/secrets/npu-fault/token'), onAnswer: (a) => feed.update(a.result, now), clock, log, registry },
+ *   { token: tokenFromFile('/var/run/secrets/npu-fault/token', clock, 0), onAnswer: (a) => feed.update(a.result, now), clock, log, registry },
  * );
  * sender.enqueue(snapshot); // from the sampler; never blocks
  * ```
@@ -32,4 +32,3 @@ export {
   type SenderDeps,
   type SenderOptions,
 } from './sender.js';
-export { tokenFromFile } from './token.js';

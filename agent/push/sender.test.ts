@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { snapshotSchema, type PublishedNode, type SnapshotInput } from '../../contracts/index.js';
 import { gpuSnapshot } from '../../contracts/testing.js';
 import { createEngine } from '../../core/engine/index.js';
-import { FakeClock, Registry, createLogger } from '../../platform/index.js';
+import { FakeClock, Registry, createLogger, tokenFromFile } from '../../platform/index.js';
 import { createSender, type PushAnswer, type Sender, type SenderOptions } from './sender.js';
 import {
   FAKE_LEADER,
@@ -15,7 +15,6 @@ import {
   type FakeIngestFunction,
   type ReceivedRequest,
 } from './testing.js';
-import { tokenFromFile } from './token.js';
 
 const log = createLogger({ level: 'silent' });
 const BACKOFF = { initialMs: 200, maxMs: 10_000 };
@@ -263,7 +262,7 @@ describe('createSender: delivery', () => {
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const file = join(dir, 'token');
     await writeFile(file, 'first\n');
-    const h = await setup({}, { token: tokenFromFile(file) });
+    const h = await setup({}, { token: tokenFromFile(file, new FakeClock(), 0) });
     void h.run();
     h.sender.enqueue(gpu(1));
     await h.answers.until(1);
@@ -462,7 +461,7 @@ describe('createSender: refusals', () => {
     const file = join(dir, 'token');
     await writeFile(file, 'expired\n');
     const fn = await startFakeIngestFunction();
-    const h = await setup({}, { token: tokenFromFile(file), fn });
+    const h = await setup({}, { token: tokenFromFile(file, new FakeClock(), 0), fn });
     fn.respond((r) => {
       if (r.token === 'rotated') return { kind: 'ok' };
       // The kubelet writes the new token just as the function refuses the old one.

@@ -37,7 +37,6 @@ export {
   type Replica,
   type ReplicaSource,
 } from './replicas.js';
-export { TOKEN_FILE_MAX_AGE_MS, tokenFromFile } from './token.js';
 export {
   createHttpTransport,
   type HttpTransportOptions,

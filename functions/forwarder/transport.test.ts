@@ -151,7 +151,7 @@ function failedEntry(): PublishedNode {
   return entry;
 }
 
-/** A replica's HTTP server on a loopback port: `respond` answers each request. */
+/** A replica's HTTP(S) server on a loopback port: `respond` answers each request. */
 interface TestReplica {
   url: string;
   /** Requests seen: method, path, headers, body. */
@@ -168,13 +168,15 @@ const LEADER_ANSWER = JSON.stringify({
   results: [{ node: 'n', accepted: true, entry: null }],
 });
 
+/** `tls`: serve https with this key and certificate. */
 async function testReplica(
   respond: (req: IncomingMessage, res: ServerResponse) => void,
+  tls?: { key: Buffer; cert: Buffer },
 ): Promise<TestReplica> {
   const requests: TestReplica['requests'] = [];
   const connections = { accepted: 0, open: 0 };
   const sockets = new Set<Socket>();
-  const server: Server = nodeHttp.createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -187,7 +189,8 @@ async function testReplica(
       });
       respond(req, res);
     });
-  });
+  };
+  const server: Server = tls ? createHttpsServer(tls, handle) : nodeHttp.createServer(handle);
   server.on('connection', (socket: Socket) => {
     connections.accepted++;
     connections.open++;
@@ -200,7 +203,7 @@ async function testReplica(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     requests,
     connections,
     close: () =>
@@ -421,33 +424,21 @@ describe('createHttpTransport to an https replica (a proxy or mesh in front of t
   const testdata = (file: string): string => fileURLToPath(new URL(`testdata/${file}`, import.meta.url));
   const root = fileURLToPath(new URL('../..', import.meta.url));
 
-  /** An https replica answering every POST as the leader, accepting each observation. */
-  async function httpsReplica(): Promise<{ url: string; close(): Promise<void> }> {
-    const server = createHttpsServer(
-      { key: readFileSync(testdata('replica-key.pem')), cert: readFileSync(testdata('replica.pem')) },
-      (req, res) => {
-        const chunks: Buffer[] = [];
-        req.on('data', (chunk: Buffer) => chunks.push(chunk));
-        req.on('end', () => {
-          const { observations } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-            observations: { snapshot: { node: string } }[];
-          };
-          const results = observations.map((o) => ({ node: o.snapshot.node, accepted: true, entry: null }));
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ leader: true, identity: 'controller-0', term: 3, results }));
-        });
+  /** An https replica answering as the leader, accepting the one observation the child posts. */
+  async function httpsReplica(): Promise<TestReplica> {
+    const answer = JSON.stringify({
+      leader: true,
+      identity: 'controller-0',
+      term: 3,
+      results: [{ node: 'node-a', accepted: true, entry: null }],
+    });
+    return testReplica(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(answer);
       },
+      { key: readFileSync(testdata('replica-key.pem')), cert: readFileSync(testdata('replica.pem')) },
     );
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    return {
-      url: `https://127.0.0.1:${port}`,
-      close: () =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections();
-          server.close(() => resolve());
-        }),
-    };
   }
 
   /**

@@ -1,6 +1,6 @@
-/** Where the function's own bearer token comes from. */
+/** A bearer token kept in a file (a projected ServiceAccount token) and rotated in place. */
 import { readFile } from 'node:fs/promises';
-import type { Clock } from '../../platform/index.js';
+import type { Clock } from './clock.js';
 
 /**
  * How long a token read from its file is used before the file is read again. The kubelet
@@ -11,13 +11,15 @@ import type { Clock } from '../../platform/index.js';
 export const TOKEN_FILE_MAX_AGE_MS = 60_000;
 
 /**
- * The token in `path`, trimmed, read again once the copy in hand is `maxAgeMs` old: the
- * kubelet rotates a projected ServiceAccount token in place
+ * The token in `path`, trimmed, read again once the copy in hand is `maxAgeMs` old (0: at
+ * every call): the kubelet rotates a projected ServiceAccount token in place
  * (`/var/run/secrets/kubernetes.io/serviceaccount/token`), so a token read once would
- * expire. Not read for every request: a read (open, stat, read, close on libuv's pool) costs
- * ~100 µs of CPU, and the forwarder asks for the token at every request to a replica, up to
- * a thousand a second. Calls while a read is under way share it; a failed read is not kept,
- * so the next call reads again.
+ * expire. A read (open, stat, read, close on libuv's pool) costs ~100 µs of CPU: the
+ * function's forwarder asks at every request to a replica, up to a thousand a second, and
+ * keeps the default; the agent asks once a second and reads every time (0), so that a token
+ * the function refuses is replaced by the rotated one at the next retry. Calls while a read
+ * is under way share it (with a max age above 0); a failed read is not kept, so the next
+ * call reads again.
  */
 export function tokenFromFile(
   path: string,

@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FakeClock } from '../../platform/index.js';
-import { TOKEN_FILE_MAX_AGE_MS, tokenFromFile } from './token.js';
+import { FakeClock } from './clock.js';
+import { TOKEN_FILE_MAX_AGE_MS, tokenFromFile } from './token-file.js';
 
 let dir: string | undefined;
 afterEach(async () => {
@@ -19,6 +19,14 @@ async function tokenFile(content: string): Promise<string> {
 }
 
 describe('tokenFromFile', () => {
+  it('reads the file at every call with maxAgeMs 0, trimmed (the kubelet rotates it in place)', async () => {
+    const file = await tokenFile('one\n');
+    const token = tokenFromFile(file, new FakeClock(), 0);
+    expect(await token()).toBe('one');
+    await writeFile(file, 'two');
+    expect(await token()).toBe('two');
+  });
+
   it('keeps the token it read for maxAgeMs, then reads the rotated one, trimmed', async () => {
     const file = await tokenFile('one\n');
     const clock = new FakeClock();
