@@ -142,7 +142,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
     { clock, log: log.child({ part: 'probe' }), registry },
   );
 
-  const feed = createFaultFeed();
+  const feed = createFaultFeed({ clock, staleAfterMs: config.local.staleAfterSeconds * 1000 });
   const sender = createSender(
     {
       url: config.functionUrl,
@@ -264,7 +264,14 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   const serving: Runnable = {
     name: server.name,
     start: (signal) => {
-      signal.addEventListener('abort', () => localApp.close(), { once: true });
+      signal.addEventListener(
+        'abort',
+        () => {
+          localApp.close();
+          feed.close();
+        },
+        { once: true },
+      );
       return server.start(signal);
     },
   };

@@ -140,6 +140,13 @@ export const agentConfigSchema = z
         .positive()
         .default(15)
         .describe('SSE heartbeat comment interval on /v1/fault/stream'),
+      staleAfterSeconds: z
+        .number()
+        .positive()
+        .default(10)
+        .describe(
+          'no answer from the ingest function this long: /v1/fault says stale (its entry may be old)',
+        ),
     }),
   })
   .superRefine((config, ctx) => {

@@ -345,6 +345,12 @@ function renderDevice(node: NodeExplanation, d: DeviceExplanation): string[] {
   return lines;
 }
 
+/** Why a node that is not healthy is left out of the published document (CONTRACT §5.3). */
+const WITHHELD: Readonly<Record<string, string>> = {
+  'ingest-outage': 'an ingest outage: stale nodes holding no failed or degraded device are summarised',
+  'size-budget': "cut to fit the document's byte budget",
+};
+
 /** The text a person reads. */
 export function renderExplanation(response: ExplainResponse): string {
   const node = response.explanation;
@@ -358,6 +364,9 @@ export function renderExplanation(response: ExplainResponse): string {
     `node ${node.node}: ${seen}, boot ${node.boot_id ?? 'n/a'} seq ${node.seq ?? 'n/a'}, ${node.samples} samples` +
       (node.overlays.length > 0 ? `; overlays: ${node.overlays.join(', ')}` : ''),
   );
+  const withheld = WITHHELD[node.withheld ?? ''];
+  if (withheld !== undefined)
+    lines.push(`  not listed in the published status (${withheld}): readers see it as unknown`);
   for (const t of node.timers) lines.push(`  ${timerLine(t)}`);
   for (const d of node.devices) {
     lines.push('');

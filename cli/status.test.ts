@@ -217,13 +217,29 @@ describe('renderStatus', () => {
     expect(stripped).toBe(renderStatus(FLEET, plain));
   });
 
-  it('a healthy cluster says so; ingest_degraded and omitted_nodes are shown', () => {
+  it('a healthy cluster says so', () => {
+    const text = renderStatus(documentOf([], { unobserved: [] }), plain);
+    expect(text).toContain('0 of 120 nodes need attention');
+    expect(text).toContain('every observed node is healthy');
+  });
+
+  it('ingest_degraded and omitted_nodes are shown, and then no node is called healthy for not being listed', () => {
     const doc = documentOf([], { unobserved: [], ingest_degraded: { stale_nodes: 30 }, omitted_nodes: 2 });
     const text = renderStatus(doc, plain);
-    expect(text).toContain('0 of 120 nodes need attention');
     expect(text).toContain('ingest degraded: 30 nodes stale at once');
-    expect(text).toContain('2 less severe nodes omitted');
-    expect(text).toContain('every observed node is healthy');
+    expect(text).toContain(
+      "2 nodes left out to fit the document's size budget; a node not listed is unknown",
+    );
+    expect(text).toContain('no node is listed, and the nodes left out are unknown');
+    expect(text).not.toContain('every observed node is healthy');
+    expect(renderStatus(doc, { ...plain, node: 'gpu-node-9' })).toContain(
+      'node gpu-node-9: unknown (not listed',
+    );
+    expect(JSON.parse(renderStatus(doc, { ...plain, node: 'gpu-node-9', output: 'json' }))).toEqual({
+      node: 'gpu-node-9',
+      listed: false,
+      status: 'unknown',
+    });
   });
 
   it('marks a stale document in the summary', () => {

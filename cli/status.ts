@@ -3,7 +3,9 @@
  * (ConfigMap `<ns>/npu-fault-status-v3`, key `fault.json`, CONTRACT §5.2) for a person.
  *
  * - Nodes and devices worst first (failed > unknown > degraded > healthy), then by name,
- *   naturally (`node-2` before `node-10`). A node absent from `nodes` is healthy (§5.3).
+ *   naturally (`node-2` before `node-10`). A node absent from `nodes` is healthy, unless the
+ *   document left nodes out (an ingest outage, the byte budget): then it is unknown (§5.3,
+ *   contracts/published-health.ts, the rules every reader follows).
  * - A summary line: the publisher, its term, the document's age, how many nodes need
  *   attention. Colour only when stdout is a terminal and NO_COLOR is unset.
  * - The document's major version is checked before anything else; a 3.x document is read
@@ -22,9 +24,13 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import {
+  entryHealth,
   FAULT_DATA_KEY,
+  leavesNodesOut,
+  nodeHealth,
   publishedDocumentSchema,
   PUBLISHED_VERSION,
+  STATUS_SEVERITY,
   STATUS_CONFIGMAP_NAME,
   STATUS_NAMESPACE,
   type DeviceStatus,
@@ -198,32 +204,29 @@ function formatPath(path: readonly PropertyKey[]): string {
 // ---------------------------------------------------------------------------------------
 // Ordering
 
-const SEVERITY: Readonly<Record<DeviceStatus, number>> = { failed: 0, unknown: 1, degraded: 2, healthy: 3 };
+/** Worst first. */
+const rank = (status: DeviceStatus): number => -STATUS_SEVERITY[status];
 
 /** `node-2` before `node-10`. */
 export function compareNatural(a: string, b: string): number {
   return a.localeCompare(b, 'en', { numeric: true }) || (a < b ? -1 : a > b ? 1 : 0);
 }
 
-/** A node's worst device status (from its counts over every device, listed or not). */
+/** A listed node's status (from its counts over every device, listed or not: contracts' entryHealth). */
 export function nodeStatus(node: PublishedNode): DeviceStatus {
-  const { summary } = node;
-  if (summary.failed > 0) return 'failed';
-  if (summary.unknown > 0) return 'unknown';
-  if (summary.degraded > 0) return 'degraded';
-  return 'healthy';
+  return entryHealth(node);
 }
 
 /** Nodes worst first, then by name. */
 export function sortNodes(nodes: readonly PublishedNode[]): PublishedNode[] {
   return [...nodes].sort(
-    (a, b) => SEVERITY[nodeStatus(a)] - SEVERITY[nodeStatus(b)] || compareNatural(a.node, b.node),
+    (a, b) => rank(nodeStatus(a)) - rank(nodeStatus(b)) || compareNatural(a.node, b.node),
   );
 }
 
 /** Devices worst first, then by id. */
 export function sortDevices(devices: readonly PublishedDevice[]): PublishedDevice[] {
-  return [...devices].sort((a, b) => SEVERITY[a.status] - SEVERITY[b.status] || compareNatural(a.id, b.id));
+  return [...devices].sort((a, b) => rank(a.status) - rank(b.status) || compareNatural(a.id, b.id));
 }
 
 /** A node needs attention when a device is not healthy or its agent is not ok. */
@@ -375,12 +378,20 @@ function deviceRows(nodes: readonly PublishedNode[], now: number, wide: boolean)
   return rows;
 }
 
-/** What `--node X` shows for a node absent from `nodes`: healthy, or not yet observed. */
+/**
+ * What `--node X` shows for a node absent from `nodes`: healthy, not yet observed, or unknown
+ * when the document left nodes out (contracts' nodeHealth).
+ */
 export function unlistedNode(
   document: PublishedDocument,
   node: string,
-): { node: string; listed: false; status: 'healthy' | 'unobserved' } {
-  return { node, listed: false, status: document.unobserved.includes(node) ? 'unobserved' : 'healthy' };
+): { node: string; listed: false; status: 'healthy' | 'unobserved' | 'unknown' } {
+  const status = nodeHealth(document, node);
+  return {
+    node,
+    listed: false,
+    status: status === 'unobserved' || status === 'healthy' ? status : 'unknown',
+  };
 }
 
 /** The text for stdout: the document (or one node of it) as the options ask. */
@@ -400,10 +411,12 @@ export function renderStatus(document: PublishedDocument, options: RenderOptions
   );
   if (document.ingest_degraded)
     lines.push(
-      `${paint(`ingest degraded: ${document.ingest_degraded.stale_nodes} nodes stale at once; they are not listed`, 'warn')}\n`,
+      `${paint(`ingest degraded: ${document.ingest_degraded.stale_nodes} nodes stale at once; those holding no failed or degraded device are not listed, and a node not listed is unknown`, 'warn')}\n`,
     );
   if (document.omitted_nodes !== undefined)
-    lines.push(`${document.omitted_nodes} less severe nodes omitted to fit the document's size budget\n`);
+    lines.push(
+      `${paint(`${document.omitted_nodes} nodes left out to fit the document's size budget; a node not listed is unknown`, 'warn')}\n`,
+    );
   let nodes = sortNodes(Object.values(document.nodes));
   if (node !== undefined) {
     nodes = nodes.filter((entry) => entry.node === node);
@@ -412,7 +425,9 @@ export function renderStatus(document: PublishedDocument, options: RenderOptions
       lines.push(
         unlisted.status === 'unobserved'
           ? `node ${node}: no snapshot yet (unobserved): its status is not known\n`
-          : `node ${node}: ${paint('healthy', 'healthy')} (not listed: every device is healthy, or it has no accelerators)\n`,
+          : unlisted.status === 'unknown'
+            ? `node ${node}: ${paint('unknown', 'unknown')} (not listed, and the document left nodes out: it may be one of them)\n`
+            : `node ${node}: ${paint('healthy', 'healthy')} (not listed: every device is healthy, or it has no accelerators)\n`,
       );
       return lines.join('');
     }
@@ -422,7 +437,12 @@ export function renderStatus(document: PublishedDocument, options: RenderOptions
       `devices: ${s.total} total, ${s.failed} failed, ${s.unknown} unknown, ${s.degraded} degraded, ${s.healthy} healthy\n`,
     );
   }
-  if (nodes.length === 0) lines.push(`${paint('every observed node is healthy', 'healthy')}\n`);
+  if (nodes.length === 0)
+    lines.push(
+      leavesNodesOut(document)
+        ? `${paint('no node is listed, and the nodes left out are unknown', 'unknown')}\n`
+        : `${paint('every observed node is healthy', 'healthy')}\n`,
+    );
   else {
     lines.push('\n', table(nodeRows(nodes, now), color));
     const devices = deviceRows(nodes, now, options.output === 'wide');

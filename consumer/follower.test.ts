@@ -65,6 +65,56 @@ describe('follower', () => {
     expect(s.changes.map((c) => c.health)).toEqual(['degraded', 'failed', 'failed', 'healthy', 'failed']);
   });
 
+  it('reads a node left out of a partial document as unknown, never healthy', () => {
+    const s = setup('n1');
+    s.transport.sink.document(document(s.at(0), [], { ingest_degraded: { stale_nodes: 3 } }));
+    expect(s.follower.current()?.health).toBe('unknown');
+    s.transport.sink.document(document(s.at(1), [], { omitted_nodes: 1 }));
+    expect(s.follower.current()?.health).toBe('unknown');
+    s.transport.sink.document(document(s.at(2), []));
+    expect(s.follower.current()?.health).toBe('healthy');
+  });
+
+  it('keeps a failed device failed while the document cannot show it, and fires onDeviceFailed once', () => {
+    const s = setup('n1');
+    const failedNpu1 = nodeEntry('n1', [device('npu1', 'failed')]);
+    s.transport.sink.document(document(s.at(0), [failedNpu1]));
+    // Cut for the byte budget: the node is not listed, so the document cannot say.
+    s.transport.sink.document(document(s.at(1), [], { omitted_nodes: 1 }));
+    expect(s.follower.current()).toMatchObject({ health: 'failed' });
+    expect(s.follower.current()?.failed.map((f) => f.device.id)).toEqual(['npu1']);
+    // Listed, but the budget left out some devices, npu1 among them.
+    const trimmed = { ...nodeEntry('n1', [device('npu2', 'failed')]), omitted_devices: 1 };
+    s.transport.sink.document(document(s.at(2), [trimmed]));
+    expect(
+      s.follower
+        .current()
+        ?.failed.map((f) => f.device.id)
+        .sort(),
+    ).toEqual(['npu1', 'npu2']);
+    expect(s.failed.map((f) => f.device.id)).toEqual(['npu1', 'npu2']);
+    // A whole document without npu1 failed: it recovered; failing again fires again.
+    s.transport.sink.document(document(s.at(3), [nodeEntry('n1', [device('npu2', 'failed')])]));
+    expect(s.follower.current()?.failed.map((f) => f.device.id)).toEqual(['npu2']);
+    s.transport.sink.document(document(s.at(4), [failedNpu1]));
+    expect(s.failed.map((f) => f.device.id)).toEqual(['npu1', 'npu2', 'npu1']);
+  });
+
+  it("keeps a failure while the agent's answer is stale, and reads an old healthy answer as unknown", () => {
+    const s = setup('n1');
+    const entry = nodeEntry('n1', [device('npu1', 'failed')]);
+    const answer = { node: 'n1', leader: 'c-0', term: 1, updatedAt: null };
+    s.transport.sink.entry({ ...answer, entry });
+    s.transport.sink.entry({ ...answer, entry: null, stale: true });
+    expect(s.follower.current()).toMatchObject({ health: 'failed', stale: true });
+    expect(s.follower.current()?.failed.map((f) => f.device.id)).toEqual(['npu1']);
+    s.transport.sink.entry({ ...answer, entry: null });
+    expect(s.follower.current()).toMatchObject({ health: 'healthy', failed: [] });
+    s.transport.sink.entry({ ...answer, entry: null, stale: true });
+    expect(s.follower.current()?.health).toBe('unknown');
+    expect(s.failed).toHaveLength(1);
+  });
+
   it('follows the whole cluster when node is null', () => {
     const s = setup(null);
     s.transport.sink.document(

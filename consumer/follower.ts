@@ -6,7 +6,7 @@
  * never throws at its listeners' callers: a throwing listener is reported through onError.
  */
 import type { PublishedDocument, PublishedNode } from '../contracts/index.js';
-import { changeKey, failedId, viewOfDocument, viewOfEntry } from './view.js';
+import { cannotShow, changeKey, failedId, viewOfDocument, viewOfEntry } from './view.js';
 import {
   FollowError,
   type ConsumerClock,
@@ -26,6 +26,8 @@ export interface TransportSink {
     leader: string | null;
     term: number | null;
     updatedAt: string | null;
+    /** The agent has heard nothing from the ingest function lately: its entry is old. */
+    stale?: boolean;
   }): void;
   /** Proof of life without news (an SSE heartbeat). */
   alive(): void;
@@ -106,7 +108,7 @@ export function createFollower(transport: Transport, settings: FollowerSettings)
   const iterators = new Set<{ push(u: StatusUpdate | undefined): void }>();
   let view: StatusUpdate | undefined;
   let key: string | undefined;
-  let failedNow = new Set<string>();
+  let failedNow = new Map<string, FailedDevice>();
   let freshAt = clock.now();
   let stale = false;
   let closed = false;
@@ -129,8 +131,9 @@ export function createFollower(transport: Transport, settings: FollowerSettings)
     });
   };
 
-  const accept = (next: StatusUpdate): void => {
+  const accept = (delivered: StatusUpdate): void => {
     if (closed) return;
+    const next = carryFailures(delivered, failedNow);
     view = next;
     checkStale();
     const nextKey = changeKey(next);
@@ -139,10 +142,10 @@ export function createFollower(transport: Transport, settings: FollowerSettings)
     resolveReady(next);
     changes.emit(next);
     for (const iterator of iterators) iterator.push(next);
-    const nowFailed = new Set<string>();
+    const nowFailed = new Map<string, FailedDevice>();
     for (const failed of next.failed) {
       const id = failedId(failed);
-      nowFailed.add(id);
+      nowFailed.set(id, failed);
       if (!failedNow.has(id)) failures.emit(failed);
     }
     failedNow = nowFailed;
@@ -207,6 +210,18 @@ export function createFollower(transport: Transport, settings: FollowerSettings)
       return iterate(iterators, () => closed, view);
     },
   };
+}
+
+/**
+ * `view` with the devices failed before that it cannot show (left out of the document, an old
+ * agent answer) still counted failed, so a failure never turns healthy by going unseen.
+ */
+function carryFailures(view: StatusUpdate, before: ReadonlyMap<string, FailedDevice>): StatusUpdate {
+  if (before.size === 0) return view;
+  const shown = new Set(view.failed.map(failedId));
+  const carried = [...before].filter(([id, failed]) => !shown.has(id) && cannotShow(view, failed));
+  if (carried.length === 0) return view;
+  return { ...view, health: 'failed', failed: [...view.failed, ...carried.map(([, failed]) => failed)] };
 }
 
 /** An iterator of changes; starts with the current view when there is one. */

@@ -1,7 +1,8 @@
 /**
  * The agent's node-local stream (`GET /v1/fault/stream` on port 8081, agent/local) as a
- * transport. Each `fault` event carries `{node, entry, id, leader, term, updated_at}` (entry
- * null: healthy); comments are heartbeats. The stream is resumed with the last event id
+ * transport. Each `fault` event carries `{node, entry, id, leader, term, updated_at, stale}`
+ * (entry null: healthy; `stale` true: the agent has heard nothing from the ingest function
+ * lately, so its entry is old); comments are heartbeats. The stream is resumed with the last event id
  * (`Last-Event-ID`), so a reconnect to the same agent sends nothing until the next change
  * and one to a restarted agent sends its state at once. Reconnects back off exponentially
  * from the server's `retry:` (with jitter, capped); a stream silent for `idleTimeoutMs`
@@ -152,7 +153,14 @@ export function sseTransport(options: SseTransportOptions, clock: ConsumerClock)
   };
 
   const handleEvent = (sink: TransportSink, message: SseMessage): void => {
-    let body: { node?: unknown; entry?: unknown; leader?: unknown; term?: unknown; updated_at?: unknown };
+    let body: {
+      node?: unknown;
+      entry?: unknown;
+      leader?: unknown;
+      term?: unknown;
+      updated_at?: unknown;
+      stale?: unknown;
+    };
     try {
       body = JSON.parse(message.data ?? '') as typeof body;
     } catch {
@@ -171,6 +179,7 @@ export function sseTransport(options: SseTransportOptions, clock: ConsumerClock)
       leader: typeof body.leader === 'string' ? body.leader : null,
       term: typeof body.term === 'number' ? body.term : null,
       updatedAt: typeof body.updated_at === 'string' ? body.updated_at : null,
+      stale: body.stale === true,
     });
   };
 

@@ -90,18 +90,28 @@ export function nodeEntry(node: string, devices: PublishedDevice[]): PublishedNo
   };
 }
 
-/** A document at `timestamp` listing `nodes`. */
+/**
+ * A document at `timestamp` listing `nodes` of a 4-node, 32-device cluster: `cluster_summary`
+ * counts the listed nodes' devices and the other nodes' as healthy, as the engine would.
+ */
 export function document(
   timestamp: Date | string,
   nodes: PublishedNode[] = [],
   extra: Partial<PublishedDocument> & Record<string, unknown> = {},
 ): PublishedDocument {
+  const cluster = { total: 32, healthy: 32, degraded: 0, failed: 0, unknown: 0 };
+  for (const { summary } of nodes) {
+    cluster.healthy -= summary.total - summary.healthy;
+    cluster.degraded += summary.degraded;
+    cluster.failed += summary.failed;
+    cluster.unknown += summary.unknown;
+  }
   return {
     version: '3.0',
     timestamp: typeof timestamp === 'string' ? timestamp : timestamp.toISOString(),
     publisher: { identity: 'npu-fault-controller-0', term: 1 },
     node_count: 4,
-    cluster_summary: { total: 32, healthy: 32, degraded: 0, failed: 0, unknown: 0 },
+    cluster_summary: cluster,
     unobserved: [],
     nodes: Object.fromEntries(nodes.map((n) => [n.node, n])),
     ...extra,

@@ -28,9 +28,11 @@ export const realClock: ConsumerClock = {
 };
 
 /**
- * The health of what is followed: `failed`/`degraded`/`unknown` when a listed device has that
- * status (worst wins), `unobserved` when the node has not reported yet, else `healthy`
- * (a node absent from `nodes` is healthy).
+ * The health of what is followed (CONTRACT §5.3, contracts/published-health.ts): the worst
+ * status counted (`failed`, then `degraded`, then `unknown`), `unobserved` when the node has
+ * not reported yet, else `healthy`. A node absent from `nodes` is `unknown`, not healthy,
+ * when the document says it left nodes out (`ingest_degraded`, `omitted_nodes`), and the
+ * cluster is at least `unknown` then; `failed` while a failed device is carried (below).
  */
 export type FollowedHealth = 'healthy' | 'degraded' | 'failed' | 'unknown' | 'unobserved';
 
@@ -50,8 +52,15 @@ export interface StatusUpdate {
   entry: PublishedNode | null;
   /** The listed nodes in scope (the followed node's entry only, or every listed node). */
   nodes: Record<string, PublishedNode>;
-  /** Every failed device in scope. */
+  /**
+   * Every failed device in scope: those listed failed, and those last seen failed that the
+   * document or the agent can no longer show (left out under the byte budget or an outage, an
+   * old agent answer), carried until it shows them again: no device turns healthy because it
+   * went unseen.
+   */
   failed: FailedDevice[];
+  /** The agent's answer is old: it has heard nothing from the ingest function lately (sse only). */
+  stale: boolean;
   /** The whole document (file and watch transports); null from the agent stream, which carries one node. */
   document: PublishedDocument | null;
   /** The publishing controller and its term; null when unknown (the agent has no answer yet). */

@@ -3,12 +3,21 @@
  * (one node, or the cluster), its health, its failed devices, and a change key that leaves
  * out what moves without meaning a change (the heartbeat `timestamp`, and the readings
  * `observed_at`, `temperature_c`, `power_w`, as the agent's feed does). Pure.
+ *
+ * Health follows the contract's reading rules (contracts/published-health.ts): a node the
+ * document does not list is `unknown`, not healthy, when the document says it left nodes out.
  */
-import type { DeviceStatus, PublishedDocument, PublishedNode } from '../contracts/index.js';
+import {
+  clusterHealth,
+  entryHealth,
+  hidesDevice,
+  nodeHealth,
+  type PublishedDocument,
+  type PublishedNode,
+} from '../contracts/index.js';
 import type { FailedDevice, FollowedHealth, StatusUpdate, TransportKind } from './types.js';
 
 const READINGS = new Set(['observed_at', 'temperature_c', 'power_w', 'timestamp']);
-const SEVERITY: Record<DeviceStatus, number> = { healthy: 0, unknown: 1, degraded: 2, failed: 3 };
 
 /** The view of a whole document, for `node` (or the cluster when null). */
 export function viewOfDocument(
@@ -17,10 +26,9 @@ export function viewOfDocument(
   transport: TransportKind,
   receivedAt: number,
 ): StatusUpdate {
-  const entry = node === null ? null : (document.nodes[node] ?? null);
+  const entry = node === null ? null : Object.hasOwn(document.nodes, node) ? document.nodes[node]! : null;
   const nodes = node === null ? document.nodes : entry ? { [node]: entry } : {};
-  let health = healthOf(Object.values(nodes));
-  if (node !== null && !entry && document.unobserved.includes(node)) health = 'unobserved';
+  const health = node === null ? clusterHealth(document) : nodeHealth(document, node);
   return {
     transport,
     node,
@@ -28,6 +36,7 @@ export function viewOfDocument(
     entry,
     nodes,
     failed: failedIn(nodes),
+    stale: false,
     document,
     publisher: document.publisher,
     publishedAt: document.timestamp,
@@ -43,14 +52,18 @@ export function viewOfEntry(
     leader: string | null;
     term: number | null;
     updatedAt: string | null;
+    /** The agent's answer is old (no answer from the function lately): only a failure in it still stands. */
+    stale?: boolean;
   },
   receivedAt: number,
 ): StatusUpdate {
   const nodes = input.entry ? { [input.node]: input.entry } : {};
+  const health: FollowedHealth = input.entry ? entryHealth(input.entry) : 'healthy';
   return {
     transport: 'sse',
     node: input.node,
-    health: healthOf(Object.values(nodes)),
+    health: input.stale === true && health !== 'failed' ? 'unknown' : health,
+    stale: input.stale === true,
     entry: input.entry,
     nodes,
     failed: failedIn(nodes),
@@ -83,11 +96,15 @@ export function failedId(failed: FailedDevice): string {
   return `${failed.node}\u0000${failed.device.key}`;
 }
 
-function healthOf(nodes: PublishedNode[]): FollowedHealth {
-  let worst: DeviceStatus = 'healthy';
-  for (const node of nodes)
-    for (const device of node.npus) if (SEVERITY[device.status] > SEVERITY[worst]) worst = device.status;
-  return worst;
+/**
+ * True when `view` cannot show whether `failed` is still failed (CONTRACT §5.3): its node or
+ * the device was left out of the document, or the agent's answer is old. The follower keeps
+ * such a device failed instead of taking it as recovered.
+ */
+export function cannotShow(view: StatusUpdate, failed: FailedDevice): boolean {
+  if (view.node !== null && view.node !== failed.node) return false;
+  if (view.document !== null) return hidesDevice(view.document, failed.node, failed.device.key);
+  return view.stale;
 }
 
 function failedIn(nodes: Record<string, PublishedNode>): FailedDevice[] {

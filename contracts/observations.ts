@@ -48,7 +48,13 @@ export type ObservationsRequest = z.output<ObservationsRequestSchema>;
 export type ObservationsRequestInput = z.input<ObservationsRequestSchema>;
 
 /** Why an observation was not applied (the engine's DropReason). */
-export const dropReasonSchema = z.enum(['duplicate', 'out-of-order', 'future', 'old-boot']);
+export const dropReasonSchema = z.enum([
+  'duplicate',
+  'out-of-order',
+  'future',
+  'old-boot',
+  'too-many-devices',
+]);
 
 const followerResultSchema = z.object({
   node: z.string().min(1),

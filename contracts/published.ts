@@ -69,6 +69,11 @@ export const publishedNodeSchema = z.object({
   /** Counts over all of the node's devices, listed or not. */
   summary: summarySchema,
   npus: z.array(publishedDeviceSchema),
+  /**
+   * Present only when the byte budget left out devices that would be listed (CONTRACT §5.3):
+   * how many. A device of this node that is not listed may then be in any status.
+   */
+  omitted_devices: count.optional(),
 });
 
 /** The cluster document (`fault.json`). */
@@ -84,9 +89,16 @@ export const publishedDocumentSchema = z
     /** Accelerator nodes with no snapshot yet. */
     unobserved: z.array(z.string()),
     nodes: z.record(z.string(), publishedNodeSchema),
-    /** Present when more than the configured fraction (20%) of nodes are stale at once. */
+    /**
+     * Present when more than the configured fraction (20%) of nodes are stale at once: an
+     * ingest outage. Stale nodes holding no failed or degraded device are then not listed, so
+     * a node that is not listed is `unknown`, not healthy (CONTRACT §5.3).
+     */
     ingest_degraded: z.object({ stale_nodes: count }).optional(),
-    /** Present when nodes were cut to keep the document under its byte budget. */
+    /**
+     * Present when nodes were cut to keep the document under its byte budget: how many. A node
+     * that is not listed is then `unknown`, not healthy (CONTRACT §5.3).
+     */
     omitted_nodes: count.optional(),
   })
   .superRefine((doc, ctx) => {

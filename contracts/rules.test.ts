@@ -19,6 +19,7 @@ describe('rules contract defaults (CONTRACT §2)', () => {
       recover_after_samples: 5,
       overlays: { agent_unreachable_s: 5, collector_error_s: 10 },
       future_skew_s: 5,
+      max_devices_per_node: 32,
       xids: { watched: [48, 63, 64, 74, 79, 92, 94, 95, 119, 120], critical: [48, 74, 79, 95, 119, 120] },
       latched: ['ecc-uncorrectable', 'xid-48', 'xid-79', 'xid-95', 'xid-119', 'xid-120'],
       inference_canary: { min_failures: 2, severity: 'warning', fail_after_degraded: false },

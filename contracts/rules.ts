@@ -50,6 +50,15 @@ export const MAX_WATCHED_XIDS = 20;
 /** The longest smoothing window, for the same reason (a window is a bit mask). */
 export const MAX_WINDOW_SAMPLES = 30;
 
+/**
+ * Devices (chips) one node may hold by default: twice the largest real node in the project's
+ * samples of tool output, 16 chips (a 16× 910B2C host; the A3's 8 NPUs × 2 chips), so a
+ * 32-chip host (8 four-chip Ascend 310 cards) fits too.
+ */
+export const DEFAULT_MAX_DEVICES_PER_NODE = 32;
+/** The highest `max_devices_per_node` a rules file may set (a payload's own limit: 512 cards × 8 chips). */
+export const MAX_DEVICES_PER_NODE = 4096;
+
 const seconds = z.number().finite().nonnegative();
 const positiveSeconds = z.number().finite().positive();
 const celsius = z.number().finite();
@@ -129,6 +138,18 @@ export const rulesSchema = z
       .prefault({}),
     /** A snapshot whose collected_at is further than this ahead of the receiver's clock is rejected. */
     future_skew_s: seconds.default(5),
+    /**
+     * Most devices (chips) one node may hold: a snapshot listing more is dropped
+     * (`too-many-devices`), and devices a node no longer lists are forgotten, those missing
+     * longest first, when its new ones would pass it (CONTRACT §1.2). Bounds what one agent can
+     * make every replica keep and publish. Twice the largest real node (16 chips).
+     */
+    max_devices_per_node: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_DEVICES_PER_NODE)
+      .default(DEFAULT_MAX_DEVICES_PER_NODE),
     /** GPU XIDs: which are watched and which of them are critical. */
     xids: z
       .strictObject({

@@ -2,8 +2,8 @@
  * The fast path against the schema it stands in for: on every input, it returns exactly what
  * `snapshotSchema` returns (values and key order) when the schema accepts, and undefined
  * when the schema refuses. Generated valid snapshots of the three families, then mutations
- * of them aimed at every rule: each bound just inside and just past, wrong types, keys left
- * out or added, arrays grown past their limits.
+ * of them aimed at every rule: each bound just inside and just past (the readings' bounds
+ * too), wrong types, keys left out or added, arrays grown past their limits.
  */
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
@@ -12,7 +12,7 @@ import { readExampleJson } from '../test/fixtures.js';
 import { gpuSnapshot } from './testing.js';
 import { snapshotBatchSchema } from './ingest.js';
 import { observationsRequestSchema } from './observations.js';
-import { SNAPSHOT_LIMITS, snapshotSchema } from './snapshot.js';
+import { READING_BOUNDS, SNAPSHOT_LIMITS, snapshotSchema, type ReadingKind } from './snapshot.js';
 import {
   fastParseObservationsRequest,
   fastParseSnapshot,
@@ -46,9 +46,25 @@ function text(min: number, max: number): fc.Arbitrary<string> {
   );
 }
 
+/** The nearest double above `x` (direction 1) or below it (-1): just past a bound. */
+function nextDouble(x: number, direction: 1 | -1): number {
+  if (x === 0) return direction * Number.MIN_VALUE;
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  view.setBigInt64(0, view.getBigInt64(0) + (x > 0 === direction > 0 ? 1n : -1n));
+  return view.getFloat64(0);
+}
+
 const count = fc.oneof(fc.nat(), fc.constantFrom(0, 1, Number.MAX_SAFE_INTEGER));
-const metric = fc.oneof(fc.constant(null), fc.double({ noNaN: true, noDefaultInfinity: true }));
-const counter = fc.oneof(fc.constant(null), fc.double({ min: 0, noNaN: true, noDefaultInfinity: true }));
+/** Valid readings of `kind`: null, anything within its bounds, and the bounds themselves. */
+const reading = (kind: ReadingKind): fc.Arbitrary<number | null> => {
+  const { min, max } = READING_BOUNDS[kind];
+  return fc.oneof(fc.constant(null), fc.double({ min, max, noNaN: true }), fc.constantFrom(min, max));
+};
+const xid = fc.oneof(
+  fc.integer({ min: READING_BOUNDS.xid.min, max: READING_BOUNDS.xid.max }),
+  fc.constantFrom(READING_BOUNDS.xid.min, READING_BOUNDS.xid.max),
+);
 const faultCode = fc.stringMatching(/^[0-9A-Fa-f]{1,16}$/);
 const errorCodes = fc.array(faultCode, { maxLength: 4 });
 const busId = fc.oneof(fc.constant(null), text(1, SNAPSHOT_LIMITS.busId));
@@ -86,16 +102,16 @@ const npu910 = withOptional(
     phy_id: fc.oneof(fc.constant(null), count),
     name: text(0, SNAPSHOT_LIMITS.id),
     health: text(0, SNAPSHOT_LIMITS.health),
-    temp_c: metric,
-    power_w: metric,
-    aicore_pct: metric,
+    temp_c: reading('temperature'),
+    power_w: reading('power'),
+    aicore_pct: reading('utilisation'),
     hbm: withOptional(
       {},
       {
-        used_mb: metric,
-        total_mb: metric,
-        temp_c: metric,
-        ecc: withOptional({}, { single_bit: counter, double_bit: counter }),
+        used_mb: reading('memory'),
+        total_mb: reading('memory'),
+        temp_c: reading('temperature'),
+        ecc: withOptional({}, { single_bit: reading('errorCount'), double_bit: reading('errorCount') }),
       },
     ),
     pcie: withOptional({}, { bus_id: busId, link: fc.constantFrom(null, 'up', 'down') }),
@@ -109,9 +125,17 @@ const chip310 = withOptional(
   { chip: count, device_id: count },
   {
     health: text(0, SNAPSHOT_LIMITS.health),
-    temperature: metric,
-    power_w: metric,
-    ddr: withOptional({}, { used_mb: metric, total_mb: metric, ecc_sbe: counter, ecc_dbe: counter }),
+    temperature: reading('temperature'),
+    power_w: reading('power'),
+    ddr: withOptional(
+      {},
+      {
+        used_mb: reading('memory'),
+        total_mb: reading('memory'),
+        ecc_sbe: reading('errorCount'),
+        ecc_dbe: reading('errorCount'),
+      },
+    ),
     error_codes: errorCodes,
     present: fc.boolean(),
     ...readable,
@@ -124,7 +148,7 @@ const card310 = withOptional(
     name: text(0, SNAPSHOT_LIMITS.id),
     bus_id: busId,
     pcie_link: fc.constantFrom(null, 0, 1),
-    mcu_power_w: metric,
+    mcu_power_w: reading('power'),
   },
 );
 
@@ -134,13 +158,13 @@ const gpu = withOptional(
     uuid: fc.oneof(fc.constant(null), text(0, SNAPSHOT_LIMITS.id)),
     bus_id: busId,
     name: text(0, SNAPSHOT_LIMITS.id),
-    temperature_gpu: metric,
-    power_draw_w: metric,
-    ecc_corrected_volatile: counter,
-    ecc_uncorrected_volatile: counter,
-    pcie_link_gen: metric,
-    pcie_link_width: metric,
-    xid_events: fc.array(withOptional({ xid: count }, { at: fc.oneof(fc.constant(null), isoTime) }), {
+    temperature_gpu: reading('temperature'),
+    power_draw_w: reading('power'),
+    ecc_corrected_volatile: reading('errorCount'),
+    ecc_uncorrected_volatile: reading('errorCount'),
+    pcie_link_gen: reading('pcieGeneration'),
+    pcie_link_width: reading('pcieWidth'),
+    xid_events: fc.array(withOptional({ xid }, { at: fc.oneof(fc.constant(null), isoTime) }), {
       maxLength: 3,
     }),
     present: fc.boolean(),
@@ -181,6 +205,27 @@ const validSnapshot = withOptional(
   { boot_id: text(0, SNAPSHOT_LIMITS.id), cached: fc.boolean() },
 ) as fc.Arbitrary<Json>;
 
+/**
+ * Each reading bound, the nearest doubles past it, and a whole unit past it; and the glitches
+ * tools print for a sensor they cannot read (an 8-, 16-, 32-bit all-ones, -1, 1e300).
+ */
+const READING_EDGES: number[] = [
+  ...new Set([
+    ...Object.values(READING_BOUNDS).flatMap(({ min, max }) => [
+      min,
+      max,
+      nextDouble(min, -1),
+      nextDouble(max, 1),
+      min - 1,
+      max + 1,
+    ]),
+    255,
+    65535,
+    4294967295,
+    1e300,
+  ]),
+];
+
 /** Values aimed at the rules: each bound just inside and past, wrong types, the enums. */
 const EDGE_VALUES: Json[] = [
   ...limits
@@ -188,6 +233,7 @@ const EDGE_VALUES: Json[] = [
     .filter((n) => n < 2000)
     .map((n) => 'a'.repeat(n)),
   ...limits.flatMap((n) => [n, n + 1]),
+  ...READING_EDGES,
   '',
   'A',
   '0',

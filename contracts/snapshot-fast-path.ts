@@ -12,9 +12,10 @@
  * over the checks of each of some 200 fields of an 8-device snapshot, issue lists, payload
  * objects) was about 8% of the function's busy CPU on one core; these checks do the same
  * work in a fraction of it. Its bounds and patterns are the schema's own (SNAPSHOT_LIMITS,
- * NODE_NAME_PATTERN, FAULT_CODE_PATTERN, withinSnapshotTimes, zod's datetime pattern), so a
- * change there reaches both; a new field or rule in the schema needs its line here (the
- * differential test fails until it has it: it reads every key path off the schema's shapes).
+ * READING_BOUNDS, NODE_NAME_PATTERN, FAULT_CODE_PATTERN, withinSnapshotTimes, zod's datetime
+ * pattern), so a change there reaches both; a new field or rule in the schema needs its line
+ * here (the differential test fails until it has it: it reads every key path off the
+ * schema's shapes).
  *
  * Stricter is allowed, never looser: string bounds are checked in UTF-16 units, where zod
  * counts code points, so a string over its bound only by astral characters (emoji) is left to
@@ -24,9 +25,11 @@ import { z } from 'zod';
 import {
   FAULT_CODE_PATTERN,
   NODE_NAME_PATTERN,
+  READING_BOUNDS,
   SNAPSHOT_LIMITS,
   SNAPSHOT_SCHEMA,
   withinSnapshotTimes,
+  type ReadingBound,
   type Snapshot,
 } from './snapshot.js';
 import type { ObservationsRequest } from './observations.js';
@@ -42,6 +45,16 @@ const NOT_PLAIN = new Error('not plainly valid');
 
 type Fields = Record<string, unknown>;
 type Out = Record<string, unknown>;
+
+// The bounds of each kind of reading, read once (one comparison pair per metric on the hot path).
+const TEMPERATURE = READING_BOUNDS.temperature;
+const POWER = READING_BOUNDS.power;
+const MEMORY = READING_BOUNDS.memory;
+const UTILISATION = READING_BOUNDS.utilisation;
+const PCIE_GENERATION = READING_BOUNDS.pcieGeneration;
+const PCIE_WIDTH = READING_BOUNDS.pcieWidth;
+const ERROR_COUNT = READING_BOUNDS.errorCount;
+const XID = READING_BOUNDS.xid;
 
 /** The schema's output for `value`, or undefined when it is not plainly a valid snapshot. */
 export function fastParseSnapshot(value: unknown): Snapshot | undefined {
@@ -129,16 +142,19 @@ function npu910(value: unknown): Out {
   if (v.phy_id !== undefined) out.phy_id = v.phy_id === null ? null : count(v.phy_id);
   out.name = stringOr(v.name, SNAPSHOT_LIMITS.id, '');
   out.health = stringOr(v.health, SNAPSHOT_LIMITS.health, 'UNKNOWN');
-  out.temp_c = metric(v.temp_c);
-  out.power_w = metric(v.power_w);
-  out.aicore_pct = metric(v.aicore_pct);
+  out.temp_c = reading(v.temp_c, TEMPERATURE);
+  out.power_w = reading(v.power_w, POWER);
+  out.aicore_pct = reading(v.aicore_pct, UTILISATION);
   const hbm = objectOrEmpty(v.hbm);
   const ecc = objectOrEmpty(hbm.ecc);
   out.hbm = {
-    used_mb: metric(hbm.used_mb),
-    total_mb: metric(hbm.total_mb),
-    temp_c: metric(hbm.temp_c),
-    ecc: { single_bit: counter(ecc.single_bit), double_bit: counter(ecc.double_bit) },
+    used_mb: reading(hbm.used_mb, MEMORY),
+    total_mb: reading(hbm.total_mb, MEMORY),
+    temp_c: reading(hbm.temp_c, TEMPERATURE),
+    ecc: {
+      single_bit: reading(ecc.single_bit, ERROR_COUNT),
+      double_bit: reading(ecc.double_bit, ERROR_COUNT),
+    },
   };
   const pcie = objectOrEmpty(v.pcie);
   const link = pcie.link;
@@ -159,7 +175,7 @@ function card310(value: unknown): Out {
     name: stringOr(v.name, SNAPSHOT_LIMITS.id, ''),
     bus_id: busId(v.bus_id),
     pcie_link: link ?? null,
-    mcu_power_w: metric(v.mcu_power_w),
+    mcu_power_w: reading(v.mcu_power_w, POWER),
     chips: items(v.chips, SNAPSHOT_LIMITS.chips, chip310),
   };
 }
@@ -171,13 +187,13 @@ function chip310(value: unknown): Out {
     chip: count(v.chip),
     device_id: count(v.device_id),
     health: stringOr(v.health, SNAPSHOT_LIMITS.health, 'UNKNOWN'),
-    temperature: metric(v.temperature),
-    power_w: metric(v.power_w),
+    temperature: reading(v.temperature, TEMPERATURE),
+    power_w: reading(v.power_w, POWER),
     ddr: {
-      used_mb: metric(ddr.used_mb),
-      total_mb: metric(ddr.total_mb),
-      ecc_sbe: counter(ddr.ecc_sbe),
-      ecc_dbe: counter(ddr.ecc_dbe),
+      used_mb: reading(ddr.used_mb, MEMORY),
+      total_mb: reading(ddr.total_mb, MEMORY),
+      ecc_sbe: reading(ddr.ecc_sbe, ERROR_COUNT),
+      ecc_dbe: reading(ddr.ecc_dbe, ERROR_COUNT),
     },
     error_codes: errorCodes(v.error_codes),
     present: booleanOr(v.present, true),
@@ -193,12 +209,12 @@ function gpu(value: unknown): Out {
     uuid: v.uuid === undefined || v.uuid === null ? null : string(v.uuid, 0, SNAPSHOT_LIMITS.id),
     bus_id: busId(v.bus_id),
     name: stringOr(v.name, SNAPSHOT_LIMITS.id, ''),
-    temperature_gpu: metric(v.temperature_gpu),
-    power_draw_w: metric(v.power_draw_w),
-    ecc_corrected_volatile: counter(v.ecc_corrected_volatile),
-    ecc_uncorrected_volatile: counter(v.ecc_uncorrected_volatile),
-    pcie_link_gen: metric(v.pcie_link_gen),
-    pcie_link_width: metric(v.pcie_link_width),
+    temperature_gpu: reading(v.temperature_gpu, TEMPERATURE),
+    power_draw_w: reading(v.power_draw_w, POWER),
+    ecc_corrected_volatile: reading(v.ecc_corrected_volatile, ERROR_COUNT),
+    ecc_uncorrected_volatile: reading(v.ecc_uncorrected_volatile, ERROR_COUNT),
+    pcie_link_gen: reading(v.pcie_link_gen, PCIE_GENERATION),
+    pcie_link_width: reading(v.pcie_link_width, PCIE_WIDTH),
     xid_events: v.xid_events === undefined ? [] : items(v.xid_events, SNAPSHOT_LIMITS.xidEvents, xidEvent),
     present: booleanOr(v.present, true),
   };
@@ -208,7 +224,9 @@ function gpu(value: unknown): Out {
 
 function xidEvent(value: unknown): Out {
   const v = object(value);
-  return { xid: count(v.xid), at: v.at === undefined || v.at === null ? null : datetime(v.at) };
+  const xid = count(v.xid);
+  if (xid < XID.min || xid > XID.max) throw NOT_PLAIN;
+  return { xid, at: v.at === undefined || v.at === null ? null : datetime(v.at) };
 }
 
 function canary(value: unknown): Out {
@@ -289,16 +307,9 @@ function count(value: unknown): number {
   return value;
 }
 
-/** A finite number, or null (also when left out). */
-function metric(value: unknown): number | null {
+/** A number within `bound` (which NaN and ±Infinity never are), or null (also when left out). */
+function reading(value: unknown, bound: ReadingBound): number | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw NOT_PLAIN;
+  if (typeof value !== 'number' || !(value >= bound.min && value <= bound.max)) throw NOT_PLAIN;
   return value;
-}
-
-/** A finite non-negative number, or null (also when left out). */
-function counter(value: unknown): number | null {
-  const number = metric(value);
-  if (number !== null && number < 0) throw NOT_PLAIN;
-  return number;
 }

@@ -1,5 +1,16 @@
 import { describe, expect, it } from '@jest/globals';
-import { snapshotSchema } from './index.js';
+import type { z } from 'zod';
+import {
+  READING_BOUNDS,
+  READING_FIELDS,
+  card310Schema,
+  chip310Schema,
+  fastParseSnapshot,
+  gpuSchema,
+  npu910Schema,
+  snapshotSchema,
+  type ReadingField,
+} from './index.js';
 import { readExampleJson } from '../test/fixtures.js';
 
 const fixture = readExampleJson;
@@ -136,5 +147,119 @@ describe('snapshot contract', () => {
     expect(gpu?.temperature_gpu).toBeNull();
     expect(gpu?.power_draw_w).toBeNull();
     expect(gpu?.present).toBe(true);
+  });
+
+  describe('reading bounds (what hardware can report)', () => {
+    /** The example snapshot of `name` with `value` at `path` (a copy). */
+    const withValue = (name: string, path: readonly (string | number)[], value: unknown): unknown => {
+      const copy = structuredClone(fixture(name)) as Record<string | number, unknown>;
+      let holder = copy;
+      for (const key of path.slice(0, -1)) holder = holder[key] as Record<string | number, unknown>;
+      holder[path[path.length - 1] as string | number] = value;
+      return copy;
+    };
+    const gpuFields = gpuSchema.shape;
+    /** Where each bounded field sits in an example snapshot (one device of its family). */
+    const where = (field: ReadingField): { name: string; path: (string | number)[] } => {
+      const keys = field.split('.');
+      if (field in gpuFields) return { name: 'snapshot-nvidia.json', path: ['payload', 'gpus', 0, ...keys] };
+      if (field === 'mcu_power_w')
+        return { name: 'snapshot-310p.json', path: ['payload', 'cards', 0, field] };
+      if (field === 'temperature' || field.startsWith('ddr.'))
+        return { name: 'snapshot-310p.json', path: ['payload', 'cards', 0, 'chips', 0, ...keys] };
+      return { name: 'snapshot-910b.json', path: ['payload', 'npus', 0, ...keys] };
+    };
+    /** The nearest double past `x`, above (1) or below (-1). */
+    const nextDouble = (x: number, direction: 1 | -1): number => {
+      if (x === 0) return direction * Number.MIN_VALUE;
+      const view = new DataView(new ArrayBuffer(8));
+      view.setFloat64(0, x);
+      view.setBigInt64(0, view.getBigInt64(0) + (x > 0 === direction > 0 ? 1n : -1n));
+      return view.getFloat64(0);
+    };
+    const fields = Object.keys(READING_FIELDS) as ReadingField[];
+
+    it.each(fields)(
+      '%s: each bound is accepted, the nearest number past it refused naming the field',
+      (field) => {
+        const { min, max } = READING_BOUNDS[READING_FIELDS[field]];
+        const { name, path } = where(field);
+        for (const value of [min, max, null]) {
+          const snapshot = withValue(name, path, value);
+          expect(snapshotSchema.safeParse(snapshot).success).toBe(true);
+          expect(fastParseSnapshot(snapshot)).toEqual(snapshotSchema.parse(snapshot));
+        }
+        for (const value of [nextDouble(min, -1), nextDouble(max, 1), 1e300, -1e300]) {
+          const snapshot = withValue(name, path, value);
+          const result = snapshotSchema.safeParse(snapshot);
+          expect(result.error?.issues[0]?.path).toEqual(path);
+          expect(result.error?.issues[0]?.message).toMatch(/is outside what hardware can report/);
+          expect(fastParseSnapshot(snapshot)).toBeUndefined();
+        }
+      },
+    );
+
+    it('refuses a GPU at 1e300 °C (issue 26), naming the field, the value and the bounds', () => {
+      const result = snapshotSchema.safeParse(
+        withValue('snapshot-nvidia.json', ['payload', 'gpus', 0, 'temperature_gpu'], 1e300),
+      );
+      expect(result.error?.issues).toEqual([
+        expect.objectContaining({
+          path: ['payload', 'gpus', 0, 'temperature_gpu'],
+          message: '1e+300 is outside what hardware can report (-55 to 200 °C)',
+        }),
+      ]);
+    });
+
+    it('accepts a device in real trouble: 120 °C, a kilowatt and a half', () => {
+      const hot = withValue('snapshot-nvidia.json', ['payload', 'gpus', 0, 'temperature_gpu'], 120);
+      const parsed = snapshotSchema.parse(hot);
+      expect(parsed.payload.family === 'nvidia' && parsed.payload.gpus[0]?.temperature_gpu).toBe(120);
+      const power = withValue('snapshot-910b.json', ['payload', 'npus', 0, 'power_w'], 1500);
+      expect(snapshotSchema.safeParse(power).success).toBe(true);
+    });
+
+    it.each([
+      [READING_BOUNDS.xid.max, true],
+      [READING_BOUNDS.xid.max + 1, false],
+      [65535, false],
+      [79.5, false],
+    ])('xid %d: accepted %s', (xid, accepted) => {
+      const snapshot = withValue('snapshot-nvidia.json', ['payload', 'gpus', 0, 'xid_events'], [{ xid }]);
+      const result = snapshotSchema.safeParse(snapshot);
+      expect(result.success).toBe(accepted);
+      if (!accepted) {
+        expect(result.error?.issues[0]?.path).toEqual(['payload', 'gpus', 0, 'xid_events', 0, 'xid']);
+        expect(fastParseSnapshot(snapshot)).toBeUndefined();
+      }
+    });
+
+    // The table, the schema and the fast path read the same numbers: every numeric field of
+    // a device but its identifiers is a bounded reading, with the bounds of its kind.
+    it('bounds every numeric metric of every device with READING_BOUNDS', () => {
+      const identifiers = new Set(['npu', 'chip', 'phy_id', 'card', 'device_id', 'index']);
+      const found = new Map<string, { min: number | null; max: number | null }>();
+      const walk = (schema: z.core.$ZodType, path: string): void => {
+        const def = schema._zod.def as unknown as {
+          type: string;
+          innerType?: z.core.$ZodType;
+          shape?: Record<string, z.core.$ZodType>;
+        };
+        if (def.innerType) walk(def.innerType, path);
+        else if (def.type === 'object')
+          for (const [key, child] of Object.entries(def.shape ?? {}))
+            walk(child, path === '' ? key : `${path}.${key}`);
+        else if (def.type === 'number' && !identifiers.has(path)) {
+          const number = schema as unknown as { minValue: number | null; maxValue: number | null };
+          found.set(path, { min: number.minValue, max: number.maxValue });
+        }
+      };
+      for (const device of [npu910Schema, chip310Schema, card310Schema, gpuSchema]) walk(device, '');
+      const expected = fields.map((field) => {
+        const { min, max } = READING_BOUNDS[READING_FIELDS[field]];
+        return [field, { min, max }] as const;
+      });
+      expect(Object.fromEntries(found)).toEqual(Object.fromEntries(expected));
+    });
   });
 });

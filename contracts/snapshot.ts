@@ -5,7 +5,9 @@
  *
  * Unknown keys are stripped, not rejected, so newer agents can add fields without breaking
  * older ingest functions. Any numeric metric may be null (the tool printed NA/N/A/ERR!/-),
- * and a metric an agent omits is read as null.
+ * and a metric an agent omits is read as null. A metric outside what hardware can report
+ * (READING_BOUNDS: a temperature of 1e300 °C, a power of -1 W) is refused, naming the field:
+ * it is a glitch, never a reading (the agent's parsers read such a value as null).
  *
  * Fields added after the first release are optional and change nothing when left out, so
  * older agents' snapshots keep their meaning: `readable` on every device and `canary` in
@@ -57,10 +59,132 @@ export function withinSnapshotTimes(text: string): boolean {
 /** The only schema identifier this version accepts. */
 export const SNAPSHOT_SCHEMA = 'hdc.health/v1';
 
-/** A numeric metric: a finite number, or null when the tool could not read it. */
-export const metric = z.number().finite().nullable().default(null);
-/** A cumulative counter (ECC): a non-negative number, or null. */
-export const counter = z.number().finite().nonnegative().nullable().default(null);
+/** The bounds of one kind of reading (inclusive), and the unit they are in. */
+export interface ReadingBound {
+  readonly min: number;
+  readonly max: number;
+  /** As errors and docs print it after a number (`°C`), or '' for a bare count. */
+  readonly unit: string;
+}
+
+/**
+ * What hardware can report, per kind of reading, inclusive: a value outside is no reading but
+ * a glitch (an unread sensor printed as 65535 or -1, a number corrupted on the way), and a
+ * snapshot carrying one is refused, naming the field, rather than read as a device at
+ * 1e300 °C that remediation would drain. Generous on purpose: a real device in trouble (a GPU
+ * at 120 °C) is a reading, and a newer device must not have its snapshots refused by an
+ * older function. The agent's parsers read a value outside as null (core/parsers/common.ts).
+ */
+export const READING_BOUNDS = {
+  /**
+   * Every temperature (chip, HBM, GPU). Silicon is rated to a junction temperature of 150 to
+   * 175 °C at most and accelerators shut down near 100 °C, so 200 is beyond any real reading
+   * and still below 255, what an unread 8-bit sensor prints. -55 °C is the floor of the
+   * widest (military) sensor ratings; edge stations with Ascend chips are rated to -40 °C.
+   */
+  temperature: { min: -55, max: 200, unit: '°C' },
+  /**
+   * Every power draw (chip, 310P card MCU, GPU). A sensor never reads below 0 (-1 is the
+   * tools' "cannot read"); the largest devices draw 1.2 to 1.4 kW (NVIDIA B200, GB300) and
+   * those announced a few kW, so 10 kW leaves room for generations to come.
+   */
+  power: { min: 0, max: 10_000, unit: 'W' },
+  /**
+   * HBM and DDR used and total, in MB. The largest device memory announced is 1 TB of HBM
+   * (NVIDIA Rubin Ultra); 16 TiB is sixteen times that and still refuses 2^32 - 1.
+   */
+  memory: { min: 0, max: 16 * 1024 * 1024, unit: 'MB' },
+  /** AI-core utilisation: a share of the cores' time, 0 to 100 %. */
+  utilisation: { min: 0, max: 100, unit: '%' },
+  /**
+   * PCIe link generation. 0 is a link that has not trained (as sysfs reads it); 7.0 is the
+   * newest specification (2025) and 8.0 is announced, so 16 leaves room for generations not
+   * yet drafted while refusing 255 and 65535.
+   */
+  pcieGeneration: { min: 0, max: 16, unit: '' },
+  /** PCIe link width in lanes: 0 (not trained) to x32, the widest link PCIe defines. */
+  pcieWidth: { min: 0, max: 32, unit: '' },
+  /**
+   * ECC error counters: counts, so never negative, and at most the largest integer a double
+   * holds exactly (beyond it a count cannot be told from the next one: it is no count).
+   */
+  errorCount: { min: 0, max: Number.MAX_SAFE_INTEGER, unit: '' },
+  /**
+   * An NVIDIA XID number. The driver's XIDs are small numbers (its catalogue ends in the low
+   * hundreds today); 9999 leaves room for ten times as many, and still refuses 65535 and a
+   * pid or an address misread as an XID.
+   */
+  xid: { min: 0, max: 9_999, unit: '' },
+} as const satisfies Record<string, ReadingBound>;
+
+/** A kind of reading: a key of READING_BOUNDS. */
+export type ReadingKind = keyof typeof READING_BOUNDS;
+
+/**
+ * Every bounded reading of a device, by its key path within the device (as in the schema
+ * below), and the kind of its bounds. The key paths are the agent's metric label `field`.
+ */
+export const READING_FIELDS = {
+  // 910B NPU
+  temp_c: 'temperature',
+  power_w: 'power',
+  aicore_pct: 'utilisation',
+  'hbm.used_mb': 'memory',
+  'hbm.total_mb': 'memory',
+  'hbm.temp_c': 'temperature',
+  'hbm.ecc.single_bit': 'errorCount',
+  'hbm.ecc.double_bit': 'errorCount',
+  // 310P card and chip (a chip's `power_w` is the 910B NPU's name too)
+  mcu_power_w: 'power',
+  temperature: 'temperature',
+  'ddr.used_mb': 'memory',
+  'ddr.total_mb': 'memory',
+  'ddr.ecc_sbe': 'errorCount',
+  'ddr.ecc_dbe': 'errorCount',
+  // NVIDIA GPU
+  temperature_gpu: 'temperature',
+  power_draw_w: 'power',
+  ecc_corrected_volatile: 'errorCount',
+  ecc_uncorrected_volatile: 'errorCount',
+  pcie_link_gen: 'pcieGeneration',
+  pcie_link_width: 'pcieWidth',
+} as const satisfies Record<string, ReadingKind>;
+
+/** A bounded reading of a device: a key of READING_FIELDS. */
+export type ReadingField = keyof typeof READING_FIELDS;
+
+/** True when `value` is a number within the bounds of `kind` (NaN and ±Infinity never are). */
+export function withinReadingBounds(kind: ReadingKind, value: number): boolean {
+  const bound: ReadingBound = READING_BOUNDS[kind];
+  return value >= bound.min && value <= bound.max;
+}
+
+/** `-55 to 200 °C`: a kind's bounds as errors and docs print them. */
+export function describeReadingBounds(kind: ReadingKind): string {
+  const bound: ReadingBound = READING_BOUNDS[kind];
+  return `${bound.min} to ${bound.max}${bound.unit === '' ? '' : ` ${bound.unit}`}`;
+}
+
+/** The schema's error for a number outside `kind`'s bounds: the value and the bounds. */
+function outOfBounds(kind: ReadingKind): (issue: { input?: unknown }) => string {
+  const bounds = describeReadingBounds(kind);
+  return (issue) => `${String(issue.input)} is outside what hardware can report (${bounds})`;
+}
+
+/** A number within `kind`'s bounds (what a reading or an XID must be). */
+function bounded(kind: ReadingKind): z.ZodNumber {
+  const { min, max } = READING_BOUNDS[kind];
+  const error = outOfBounds(kind);
+  return z.number().min(min, { error }).max(max, { error });
+}
+
+/**
+ * A reading of `kind`: a number within its bounds, or null when the tool could not read it
+ * (also when left out).
+ */
+function reading(kind: ReadingKind): z.ZodDefault<z.ZodNullable<z.ZodNumber>> {
+  return bounded(kind).nullable().default(null);
+}
 
 const healthText = z.string().max(SNAPSHOT_LIMITS.health).default('UNKNOWN');
 const errorCodes = z
@@ -85,15 +209,15 @@ export const npu910Schema = z.object({
   phy_id: z.number().int().nonnegative().nullable().optional(),
   name: z.string().max(SNAPSHOT_LIMITS.id).default(''),
   health: healthText,
-  temp_c: metric,
-  power_w: metric,
-  aicore_pct: metric,
+  temp_c: reading('temperature'),
+  power_w: reading('power'),
+  aicore_pct: reading('utilisation'),
   hbm: z
     .object({
-      used_mb: metric,
-      total_mb: metric,
-      temp_c: metric,
-      ecc: z.object({ single_bit: counter, double_bit: counter }).prefault({}),
+      used_mb: reading('memory'),
+      total_mb: reading('memory'),
+      temp_c: reading('temperature'),
+      ecc: z.object({ single_bit: reading('errorCount'), double_bit: reading('errorCount') }).prefault({}),
     })
     .prefault({}),
   pcie: z
@@ -112,9 +236,16 @@ export const chip310Schema = z.object({
   chip: z.number().int().nonnegative(),
   device_id: z.number().int().nonnegative(),
   health: healthText,
-  temperature: metric,
-  power_w: metric,
-  ddr: z.object({ used_mb: metric, total_mb: metric, ecc_sbe: counter, ecc_dbe: counter }).prefault({}),
+  temperature: reading('temperature'),
+  power_w: reading('power'),
+  ddr: z
+    .object({
+      used_mb: reading('memory'),
+      total_mb: reading('memory'),
+      ecc_sbe: reading('errorCount'),
+      ecc_dbe: reading('errorCount'),
+    })
+    .prefault({}),
   error_codes: errorCodes,
   present: z.boolean().default(true),
   readable,
@@ -129,7 +260,7 @@ export const card310Schema = z.object({
     .union([z.literal(0), z.literal(1)])
     .nullable()
     .default(null),
-  mcu_power_w: metric,
+  mcu_power_w: reading('power'),
   chips: z.array(chip310Schema).max(SNAPSHOT_LIMITS.chips),
 });
 
@@ -142,16 +273,16 @@ export const gpuSchema = z.object({
   uuid: z.string().max(SNAPSHOT_LIMITS.id).nullable().default(null),
   bus_id: busId.nullable().default(null),
   name: z.string().max(SNAPSHOT_LIMITS.id).default(''),
-  temperature_gpu: metric,
-  power_draw_w: metric,
-  ecc_corrected_volatile: counter,
-  ecc_uncorrected_volatile: counter,
-  pcie_link_gen: metric,
-  pcie_link_width: metric,
+  temperature_gpu: reading('temperature'),
+  power_draw_w: reading('power'),
+  ecc_corrected_volatile: reading('errorCount'),
+  ecc_uncorrected_volatile: reading('errorCount'),
+  pcie_link_gen: reading('pcieGeneration'),
+  pcie_link_width: reading('pcieWidth'),
   xid_events: z
     .array(
       z.object({
-        xid: z.number().int().nonnegative(),
+        xid: bounded('xid').int(),
         at: z.iso.datetime({ offset: true }).nullable().default(null),
       }),
     )

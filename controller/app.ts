@@ -244,6 +244,7 @@ export function createController(deps: ControllerDeps): Controller {
   const metrics = createControllerMetrics(registry, {
     census: () => engine.census(),
     lastDocument: () => session?.lastDocument(),
+    retired: () => engine.stats().retired,
   });
   host.onTransitions((transitions, cause) => {
     metrics.transitions(transitions);

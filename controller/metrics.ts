@@ -27,7 +27,12 @@ export interface ControllerMetrics {
  */
 export function createControllerMetrics(
   registry: Registry,
-  sources: { census(): EngineCensus; lastDocument(): PublishedDocument | undefined },
+  sources: {
+    census(): EngineCensus;
+    lastDocument(): PublishedDocument | undefined;
+    /** Devices the engine forgot to keep nodes within max_devices_per_node (cumulative). */
+    retired?(): number;
+  },
 ): ControllerMetrics {
   const prefix = metricPrefix('controller');
   const registers = [registry];
@@ -75,6 +80,15 @@ export function createControllerMetrics(
           if (n.summary[status] > 0) this.set({ node: n.node, status }, n.summary[status]);
         }
       }
+    },
+  });
+  new Counter({
+    name: `${prefix}devices_retired_total`,
+    help: 'Devices forgotten to keep a node within max_devices_per_node (devices it no longer lists, missing longest first)',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(sources.retired?.() ?? 0);
     },
   });
   const transitions = new Counter({

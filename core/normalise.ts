@@ -22,7 +22,15 @@
  * Keys are unique within one snapshot: should two devices share a key (two chips behind one
  * bus id), the later ones get `#<id>` appended, so they can never share state.
  */
-import type { Card310, Chip310, Gpu, Npu910, Snapshot, DeviceObservation } from '../contracts/index.js';
+import type {
+  Card310,
+  Chip310,
+  Gpu,
+  Npu910,
+  Payload,
+  Snapshot,
+  DeviceObservation,
+} from '../contracts/index.js';
 
 const NO_CODES: readonly string[] = Object.freeze([]);
 const NO_XIDS: readonly DeviceObservation['xids'][number][] = Object.freeze([]);
@@ -45,6 +53,18 @@ export function normalise(snapshot: Snapshot): DeviceObservation[] {
     for (const device of out) device.inference_canary_failures = failures;
   }
   return uniqueKeys(out);
+}
+
+/**
+ * How many devices (chips) a payload lists: what `normalise` would return, counted without
+ * building them. A 310P card counts its chips. The limit `max_devices_per_node` reads this.
+ */
+export function devicesIn(payload: Payload): number {
+  if (payload.family === '910B') return payload.npus.length;
+  if (payload.family === 'nvidia') return payload.gpus.length;
+  let chips = 0;
+  for (const card of payload.cards) chips += card.chips.length;
+  return chips;
 }
 
 /** Lower-cases a health word, without allocating for the common spellings. */

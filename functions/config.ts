@@ -4,7 +4,7 @@
  * `$PORT` (cli/function.ts reads it when no listen address is given).
  */
 import { z } from 'zod';
-import { STATUS_NAMESPACE } from '../contracts/index.js';
+import { DEFAULT_MAX_DEVICES_PER_NODE, MAX_DEVICES_PER_NODE, STATUS_NAMESPACE } from '../contracts/index.js';
 import { listenAddressSchema, logLevelSchema, type DeepReadonly } from '../platform/index.js';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -92,6 +92,15 @@ export const functionConfigSchema = z.strictObject({
       .max(1000)
       .default(500)
       .describe("most snapshots in one request (at most 1,000, the controllers' limit)"),
+    maxDevicesPerNode: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_DEVICES_PER_NODE)
+      .default(DEFAULT_MAX_DEVICES_PER_NODE)
+      .describe(
+        "most devices (chips) one snapshot may list, 422 beyond: keep it equal to the controllers' rules max_devices_per_node",
+      ),
   }),
   forward: z.strictObject({
     batchWindowMs: z

@@ -119,6 +119,7 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
       agentNamespace: config.namespace,
       maxBatch: config.limits.maxBatch,
       maxBodyBytes: config.limits.maxBodyBytes,
+      maxDevicesPerNode: config.limits.maxDevicesPerNode,
     },
   );
   const server = createHttpServer({

@@ -14,6 +14,8 @@
  * Which records: `health` and `ecc` for every chip (`-c <chip>`); for 310P cards also the
  * card-level `power` and `common` (the MCU's card power; chip temperatures). A 910B table
  * already has each chip's power and temperature, so `power`/`common` are not run for it.
+ *
+ * A reading out of range (in the table or a record) is sent as null and counted (readings.ts).
  */
 import { z } from 'zod';
 import type { Payload } from '../../contracts/index.js';
@@ -26,6 +28,7 @@ import {
 } from '../../core/parsers/index.js';
 import { describeError, type DeepReadonly } from '../../platform/index.js';
 import type { Collector, CollectorDeps } from './collector.js';
+import { createOutOfRangeHandler, reportOnceRead, type OnOutOfRange } from './readings.js';
 
 /** The `-t` record types the collector can run. */
 export const NPU_SMI_DETAIL_TYPES = ['health', 'ecc', 'power', 'common'] as const;
@@ -108,6 +111,7 @@ class NpuSmiCollector implements Collector {
   readonly name = 'npu-smi';
   readonly #config: NpuSmiCollectorConfig;
   readonly #deps: CollectorDeps;
+  readonly #onOutOfRange: OnOutOfRange | undefined;
   readonly #details = new Map<string, KeptDetail>();
   /** Runs still to do in the current round; null between rounds. */
   #pending: DetailTarget[] | null = null;
@@ -117,10 +121,14 @@ class NpuSmiCollector implements Collector {
   constructor(config: NpuSmiCollectorConfig, deps: CollectorDeps) {
     this.#config = config;
     this.#deps = deps;
+    this.#onOutOfRange = createOutOfRangeHandler(deps);
   }
 
   async collect(signal: AbortSignal): Promise<Payload> {
-    const table = parseNpuSmiTable(await this.#deps.exec(this.#config.command, ['info'], { signal }));
+    const text = await this.#deps.exec(this.#config.command, ['info'], { signal });
+    const table = reportOnceRead(this.#onOutOfRange, (report) =>
+      parseNpuSmiTable(text, { onOutOfRange: report }),
+    );
     const targets = detailTargets(table, this.#config.detailTypes);
     const now = this.#deps.clock.monotonic();
     if (this.#pending === null && this.#roundDue(now)) {
@@ -162,7 +170,9 @@ class NpuSmiCollector implements Collector {
       const detail: NpuSmiDetail = {
         npu: target.npu,
         ...(target.chip === undefined ? {} : { chip: target.chip }),
-        record: parseNpuSmiInfo(text),
+        record: reportOnceRead(this.#onOutOfRange, (report) =>
+          parseNpuSmiInfo(text, { onOutOfRange: report }),
+        ),
       };
       this.#details.set(keyOf(target), { detail, readAt: this.#deps.clock.monotonic() });
     } catch (error) {

@@ -10,6 +10,7 @@
  * sent with `present: false`, carrying the index, uuid and name it had when last read, so the
  * controller sees the same device go off the bus rather than a new one appear. GPUs the
  * driver counts (`count`) that no line mentions at all are left to the agent's inventory.
+ * A reading out of range is sent as null and counted (readings.ts).
  */
 import { z } from 'zod';
 import { payloadSchema, type Gpu, type Payload } from '../../contracts/index.js';
@@ -19,6 +20,12 @@ import { ExecToolError, ProbeTimeoutError } from '../probe/index.js';
 import type { DeepReadonly } from '../../platform/index.js';
 import type { Collector, CollectorDeps, Reading } from './collector.js';
 import { NvidiaSmiLoop, type StreamSample } from './nvidia-smi-stream.js';
+import {
+  createOutOfRangeHandler,
+  reportOnceRead,
+  type OnOutOfRange,
+  type OutOfRangeReading,
+} from './readings.js';
 
 /** The `nvidia-smi` collector's settings. */
 export const nvidiaSmiCollectorConfigSchema = z.strictObject({
@@ -68,6 +75,7 @@ export function createNvidiaSmiCollector(config: NvidiaSmiCollectorConfig, deps:
   const fields = [...DEFAULT_QUERY_FIELDS];
   const args = nvidiaSmiArgs(fields);
   const known = new Map<string, KnownGpu>();
+  const onOutOfRange = createOutOfRangeHandler(deps);
   const remember = (payload: Payload & { family: 'nvidia' }): Payload => {
     for (const gpu of payload.gpus)
       if (gpu.present && gpu.bus_id !== null)
@@ -77,7 +85,10 @@ export function createNvidiaSmiCollector(config: NvidiaSmiCollectorConfig, deps:
   const once = async (signal: AbortSignal): Promise<Reading> => {
     const collectedAt = deps.clock.now();
     const output = await runTolerant(() => deps.exec(config.command, args, { signal }));
-    return { payload: remember(readNvidiaQuery(output.stdout, output.stderr, fields, known)), collectedAt };
+    return {
+      payload: remember(readNvidiaQuery(output.stdout, output.stderr, fields, known, onOutOfRange)),
+      collectedAt,
+    };
   };
   const loop =
     config.loop && deps.stream
@@ -114,7 +125,7 @@ export function createNvidiaSmiCollector(config: NvidiaSmiCollectorConfig, deps:
     if (sample === null) return once(signal);
     try {
       return {
-        payload: remember(readNvidiaQuery(sample.text, '', fields, known)),
+        payload: remember(readNvidiaQuery(sample.text, '', fields, known, onOutOfRange)),
         collectedAt: sample.collectedAt,
       };
     } catch (error) {
@@ -177,21 +188,36 @@ type Entry = { row: string; lost?: undefined } | { row?: undefined; lost: string
 /**
  * Reads a `--query-gpu` noheader output of `fields` into the nvidia payload: rows parsed by
  * core/parsers, lost GPUs (named on stdout or stderr) added with `present: false` and their
- * last known identity from `known`. Pure. Throws as the parser does,
- * and the ToolError of a failure that names no GPU.
+ * last known identity from `known`. Readings out of range are null, told to `onOutOfRange`
+ * once the output is read (not when it is refused). Pure. Throws as the parser does, and the
+ * ToolError of a failure that names no GPU.
  */
 export function readNvidiaQuery(
   stdout: string,
   stderr: string,
   fields: readonly string[],
   known: ReadonlyMap<string, KnownGpu> = new Map(),
+  onOutOfRange?: OnOutOfRange,
 ): Payload & { family: 'nvidia' } {
+  return reportOnceRead(onOutOfRange, (report) => readQuery({ stdout, stderr }, fields, known, report));
+}
+
+function readQuery(
+  output: { stdout: string; stderr: string },
+  fields: readonly string[],
+  known: ReadonlyMap<string, KnownGpu>,
+  onOutOfRange: OnOutOfRange | undefined,
+): Payload & { family: 'nvidia' } {
+  const { stdout, stderr } = output;
   // The usual case, once a second: rows only, nothing on stderr. One parse of the whole
   // output (which refuses any tool-error line) gives the same payload as the line-by-line
   // reading below, which parses every line once more on its own.
   if (stderr.trim() === '') {
-    const whole = tryParse(stdout, fields);
+    // What the whole reports counts only when it is the reading: held until then.
+    const held: OutOfRangeReading[] = [];
+    const whole = tryParse(stdout, fields, (reading) => held.push(reading));
     if (whole !== null) {
+      if (onOutOfRange) for (const reading of held) onOutOfRange(reading);
       whole.gpus.sort((a, b) => a.index - b.index);
       return parseWith(payloadSchema, whole, 'payload') as Payload & { family: 'nvidia' };
     }
@@ -216,16 +242,23 @@ export function readNvidiaQuery(
   const parsed =
     rows.length === 0
       ? { family: 'nvidia' as const, gpus: [] }
-      : parseNvidiaCsv(lost === 0 ? stdout : rows.join('\n'), fields, { allowMissingGpus: true }).payload;
+      : parseNvidiaCsv(lost === 0 ? stdout : rows.join('\n'), fields, {
+          allowMissingGpus: true,
+          onOutOfRange,
+        }).payload;
   const gpus = parsed.gpus;
   addLostGpus(gpus, entries, known);
   return parseWith(payloadSchema, { ...parsed, gpus }, 'payload') as Payload & { family: 'nvidia' };
 }
 
 /** The payload of an output of rows only; null when any line is not a row (the careful path decides). */
-function tryParse(stdout: string, fields: readonly string[]): { family: 'nvidia'; gpus: Gpu[] } | null {
+function tryParse(
+  stdout: string,
+  fields: readonly string[],
+  onOutOfRange: OnOutOfRange,
+): { family: 'nvidia'; gpus: Gpu[] } | null {
   try {
-    return parseNvidiaCsv(stdout, fields, { allowMissingGpus: true }).payload;
+    return parseNvidiaCsv(stdout, fields, { allowMissingGpus: true, onOutOfRange }).payload;
   } catch {
     return null;
   }

@@ -8,7 +8,8 @@
  *
  * Both are Runnables that never fail: an unreadable source is logged, counted and retried.
  * Metrics (`npu_fault_agent_`): kernel_events_total{kind}, kmsg_read_errors_total{reason},
- * kmsg_records_skipped_total, device_node_removals_total, device_node_watch_errors_total.
+ * kmsg_records_skipped_total, kmsg_records_ignored_total{reason}, device_node_removals_total,
+ * device_node_watch_errors_total.
  */
 export {
   createDeviceNodeWatcher,
@@ -18,5 +19,10 @@ export {
 export { createKmsgFollower, type KmsgFollowerDeps, type KmsgFollowerOptions } from './kmsg.js';
 export { openRecordDevice, type OpenRecordDevice, type RecordDevice } from './kmsg-device.js';
 export { LineSplitter, MAX_PENDING_LINE } from './line-splitter.js';
-export { KMSG_ERROR_REASONS, type KmsgErrorReason } from './metrics.js';
+export {
+  KMSG_ERROR_REASONS,
+  KMSG_IGNORED_REASONS,
+  type KmsgErrorReason,
+  type KmsgIgnoredReason,
+} from './metrics.js';
 export { DEFAULT_RETRY, type EventSource, type KernelEvent, type RetryOptions } from './types.js';

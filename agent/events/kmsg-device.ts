@@ -98,7 +98,7 @@ export interface RecordFollowContext {
   onOverrun(): void;
   /** A backlog record was skipped. */
   onSkipped(): void;
-  /** A read returned something that is not a kmsg record (it is still scanned). */
+  /** A read returned something that is not a kmsg record (it is dropped: only kernel records count). */
   onGarbage(): void;
 }
 
@@ -132,16 +132,17 @@ export async function followRecordDevice(path: string, ctx: RecordFollowContext)
 
 function handOn(record: string, ctx: RecordFollowContext): void {
   const seq = kmsgSequence(record);
+  // /dev/kmsg serves records only; anything else carries no facility to trust.
   if (seq === null) {
     ctx.onGarbage();
-  } else {
-    const last = ctx.state.lastSeq;
-    if (last !== null && seq <= last) {
-      ctx.onSkipped();
-      return;
-    }
-    ctx.state.lastSeq = seq;
+    return;
   }
+  const last = ctx.state.lastSeq;
+  if (last !== null && seq <= last) {
+    ctx.onSkipped();
+    return;
+  }
+  ctx.state.lastSeq = seq;
   ctx.onRecord(record);
 }
 

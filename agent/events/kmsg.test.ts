@@ -12,6 +12,22 @@ const AER = 'pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 000
 const XID_MESSAGE = 'NVRM: Xid (PCI:0000:91:00): 13, pid=1, Graphics Exception';
 const XID = `[ 5.000000] ${XID_MESSAGE}`;
 const IOMMU = 'pci 0000:3c:00.0: Removing from iommu group 7';
+/**
+ * Records a tenant can get into /dev/kmsg, with their priority (facility × 8 + level): written
+ * from user space (facility 1 or more), or printed by the kernel with the tenant's text in it.
+ */
+const FORGED_RECORDS: ReadonlyArray<[string, number]> = [
+  ['myapp: NVRM: Xid (PCI:0000:3b:00): 79', 14],
+  ['NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.', 12],
+  ["process '/tmp/NVRM: Xid (PCI:0000:3b:00): 48, DBE' started with executable stack", 4],
+  ['pci 0000:3b:00.0: Removing from iommu group 27', 12],
+  ["process '/tmp/pci 0000:3b:00.0: Removing from iommu group 27' started with executable stack", 4],
+  ["process '/tmp/x\npci 0000:3b:00.0: Removing from iommu group 27' started with executable stack", 4],
+  ['NVRM: Xid (PCI:[4242]: segfault at 0 ip 0000000000401136 sp 00007ffd5e0c1a40 error 6', 6],
+  ['Out of memory: Killed process 4242 (NVRM: Xid (PCI:) total-vm:1000kB, anon-rss:10kB', 3],
+  ['NVRM: API mismatch: the client has the version 1\nNVRM: Xid (PCI:0000:3b:00): 79, x, but', 3],
+];
+
 /** The FakeClock's start: lines without a time of their own are stamped when read. */
 const READ_AT = '2026-01-01T00:00:00.000Z';
 
@@ -99,8 +115,8 @@ describe('createKmsgFollower on a log file', () => {
     await f.logs.waitFor('kernel log open');
     appendFileSync(path, Buffer.from([0xff, 0xfe, 0x00, 0x0a, 0xc3]));
     appendFileSync(path, `\n${'x'.repeat(200_000)}`);
-    appendFileSync(path, `\n6,1,2,-;\\xZZ${AER.slice(0, 20)}`);
-    appendFileSync(path, `${AER.slice(20)}\n`);
+    appendFileSync(path, `\n6,1,2,-;${AER.slice(0, 20)}`);
+    appendFileSync(path, `${AER.slice(20)} \\xZZ\n`);
     appendFileSync(path, `${XID}\n`);
     const events = await f.recorder.next(2);
     expect(events.map((e) => [e.kind, e.busId])).toEqual([
@@ -154,6 +170,28 @@ describe('createKmsgFollower on a log file', () => {
     appendFileSync(path, `${AER}\n`);
     expect((await f.recorder.next(3)).map((e) => e.kind)).toEqual(['xid', 'removed', 'aer']);
     await f.stop();
+  });
+
+  it('ignores and counts the lines that say they are user space’s; reads the kernel’s', async () => {
+    const path = join(dir, 'kern.log');
+    writeFileSync(path, '');
+    const f = follow(path);
+    await f.logs.waitFor('kernel log open');
+    const forged = [
+      `user  :warn  : [ 6.000000] ${IOMMU}`,
+      `<14>[ 6.000000] ${XID_MESSAGE}`,
+      `14,1,2,-;${XID_MESSAGE}`,
+      `Feb  5 15:41:33 host myapp[12]: ${AER}`,
+      `[ 6.000001] process '/tmp/${IOMMU}' started with executable stack`,
+      `[ 6.000002] NVRM: API mismatch: the client has the version 1, but`,
+      `             ${XID_MESSAGE}`,
+    ];
+    appendFileSync(path, `${forged.join('\n')}\nkern  :warn  : [ 6.000003] ${AER}\n`);
+    const [event] = await f.recorder.next(1);
+    expect(event).toMatchObject({ kind: 'aer', busId: '0000:3B:00.0' });
+    await f.stop();
+    expect(f.recorder.events).toHaveLength(1);
+    expect(await counter(f.registry, 'kmsg_records_ignored_total', { reason: 'facility' })).toBe(4);
   });
 
   it('a consumer that throws is logged and the follower goes on', async () => {
@@ -278,14 +316,61 @@ describe('createKmsgFollower on /dev/kmsg (a fake device at a character-device p
     await f.stop();
   });
 
-  it('counts a read that is no record as garbage, and scans it like any line', async () => {
+  it('counts a read that is no record as garbage, and does not scan it (it names no facility)', async () => {
     const device = new FakeKmsgDevice();
     const f = follow(DEVICE_PATH, {}, device);
     await device.opened();
     device.writeRaw('\u0000\u0001 not a record');
     device.writeRaw(`${IOMMU}\n`);
-    await f.recorder.next(1);
+    device.write(IOMMU, 1004);
+    device.write(AER);
+    const [event] = await f.recorder.next(1);
+    expect(event).toMatchObject({ kind: 'aer', busId: '0000:3B:00.0' });
     expect(await counter(f.registry, 'kmsg_read_errors_total', { reason: 'garbage' })).toBe(2);
+    // `<1004>` written by user space: facility 125, a record of four digits.
+    expect(await counter(f.registry, 'kmsg_records_ignored_total', { reason: 'facility' })).toBe(1);
+    await f.stop();
+    expect(f.recorder.events).toHaveLength(1);
+  });
+
+  it('reports no event for forged records, counts the user-space ones and logs none of them', async () => {
+    const device = new FakeKmsgDevice();
+    const f = follow(DEVICE_PATH, {}, device);
+    await device.opened();
+    for (const [text, priority] of FORGED_RECORDS) device.write(text, priority);
+    device.write(XID_MESSAGE);
+    const [event] = await f.recorder.next(1);
+    expect(event).toMatchObject({ kind: 'xid', xid: 13, busId: '0000:91:00.0' });
+    await f.stop();
+    expect(f.recorder.events).toHaveLength(1);
+    const userRecords = FORGED_RECORDS.filter(([, priority]) => priority >= 8).length;
+    expect(await counter(f.registry, 'kmsg_records_ignored_total', { reason: 'facility' })).toBe(userRecords);
+    expect(await counter(f.registry, 'kernel_events_total', { kind: 'xid' })).toBe(1);
+    expect(JSON.stringify(f.logs.lines)).not.toContain('Removing from iommu group 27');
+    expect(JSON.stringify(f.logs.lines)).not.toContain('(PCI:0000:3b:00)');
+  });
+
+  it('still reports the real lines of each kind as kernel records', async () => {
+    const device = new FakeKmsgDevice();
+    const f = follow(DEVICE_PATH, {}, device);
+    await device.opened();
+    device.write('NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.', 3);
+    device.write(
+      'NVRM: The NVIDIA GPU 0000:b3:00.0\nNVRM: (PCI ID: 10de:2330) installed in this system has\nNVRM: fallen off the bus and is not responding to commands.',
+      3,
+    );
+    device.write(AER, 3);
+    device.write(IOMMU, 6);
+    const events = await f.recorder.next(6);
+    expect(events.map((e) => [e.kind, e.busId, e.xid ?? e.severity])).toEqual([
+      ['xid', '0000:3B:00.0', 79],
+      ['removed', '0000:3B:00.0', undefined],
+      ['xid', '0000:B3:00.0', 79],
+      ['removed', '0000:B3:00.0', undefined],
+      ['aer', '0000:3B:00.0', 'fatal'],
+      ['removed', '0000:3C:00.0', undefined],
+    ]);
+    expect(await counter(f.registry, 'kmsg_records_ignored_total', { reason: 'facility' })).toBe(0);
     await f.stop();
   });
 

@@ -13,6 +13,12 @@
  * A path that is missing or unreadable, or a reader that fails, is logged, counted in
  * `kmsg_read_errors_total{reason}` and tried again with doubling delays; the follower only
  * ever stops when its signal aborts.
+ *
+ * Only the kernel's own messages count (issue 26; the rules are the scanner's): from
+ * /dev/kmsg, records of facility 0 alone, which user space cannot write; from a file or FIFO,
+ * every line that does not say it is another's (a plain dmesg line says nothing, so such a
+ * source is trusted to hold kernel messages only). What is ignored is counted in
+ * `kmsg_records_ignored_total{reason}`, never logged line by line: a tenant can write many.
  */
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
@@ -20,7 +26,7 @@ import { KernelLogScanner, type KernelLogEvent } from '../../core/parsers/index.
 import { errorCode, type Clock, type Logger, type Registry } from '../../platform/index.js';
 import { followRecordDevice, openRecordDevice, type OpenRecordDevice } from './kmsg-device.js';
 import { LineSplitter } from './line-splitter.js';
-import { eventMetrics, type EventMetrics, type KmsgErrorReason } from './metrics.js';
+import { eventMetrics, type EventMetrics, type KmsgErrorReason, type KmsgIgnoredReason } from './metrics.js';
 import { readFifo } from './fifo.js';
 import { tailFile } from './tail.js';
 import { DEFAULT_RETRY, type EventSource, type KernelEvent, type RetryOptions } from './types.js';
@@ -71,7 +77,9 @@ export function createKmsgFollower(options: KmsgFollowerOptions, deps: KmsgFollo
 
 /** One run of the follower: the scanner and the reading position live as long as it does. */
 class KmsgFollower {
-  readonly #scanner = new KernelLogScanner();
+  readonly #scanner = new KernelLogScanner({
+    onIgnored: (reason: KmsgIgnoredReason) => this.#metrics.kmsgIgnored.inc({ reason }),
+  });
   readonly #splitter = new LineSplitter((line) => this.#line(line));
   readonly #metrics: EventMetrics;
   readonly #retry: RetryOptions;
@@ -136,8 +144,9 @@ class KmsgFollower {
         fromStart: this.options.fromStart ?? false,
         state: this.#device,
         opened,
+        // A whole record: the scanner reads its facility and ignores its dictionary.
         onRecord: (record) => {
-          for (const line of record.split('\n')) this.#line(line);
+          for (const found of this.#scanner.pushRecord(record)) this.#emit(found);
         },
         onOverrun: () =>
           this.#countError('overrun', 'kernel log records were overwritten before they were read'),

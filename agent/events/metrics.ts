@@ -1,7 +1,8 @@
 /**
  * The event sources' metrics, under `npu_fault_agent_`, registered once per registry (the
  * kmsg follower and the device-node watcher share it, and a test may build several).
- * Label values are bounded: `kind` is xid, aer or removed; `reason` one of KMSG_ERROR_REASONS.
+ * Label values are bounded: `kind` is xid, aer or removed; `reason` one of KMSG_ERROR_REASONS
+ * (read errors) or KMSG_IGNORED_REASONS (ignored records).
  */
 import { Counter, type Metric } from 'prom-client';
 import { metricPrefix, type Registry } from '../../platform/index.js';
@@ -15,11 +16,20 @@ import { metricPrefix, type Registry } from '../../platform/index.js';
 export const KMSG_ERROR_REASONS = ['open', 'read', 'overrun', 'garbage'] as const;
 export type KmsgErrorReason = (typeof KMSG_ERROR_REASONS)[number];
 
+/**
+ * Why a kernel-log record was ignored (KernelLogScanner): `facility`, it is not the kernel's
+ * (a /dev/kmsg record of a non-zero facility: user space wrote it; a text line that says so);
+ * `fragment`, an older kernel's continuation fragment, which starts mid-message.
+ */
+export const KMSG_IGNORED_REASONS = ['facility', 'fragment'] as const;
+export type KmsgIgnoredReason = (typeof KMSG_IGNORED_REASONS)[number];
+
 /** The event sources' instruments. */
 export interface EventMetrics {
   readonly kernelEvents: Counter<'kind'>;
   readonly kmsgReadErrors: Counter<'reason'>;
   readonly kmsgSkipped: Counter;
+  readonly kmsgIgnored: Counter<'reason'>;
   readonly deviceNodeRemovals: Counter;
   readonly deviceNodeWatchErrors: Counter;
 }
@@ -57,6 +67,16 @@ export function eventMetrics(registry: Registry, component = 'agent'): EventMetr
         new Counter({
           name,
           help: '/dev/kmsg records skipped as older than the follower (the ring buffer’s backlog at start)',
+          registers,
+        }),
+    ),
+    kmsgIgnored: once(
+      'kmsg_records_ignored_total',
+      (name) =>
+        new Counter({
+          name,
+          help: 'Kernel-log records ignored as not the kernel’s own, by reason (facility: written by user space; fragment: an older kernel’s mid-message fragment)',
+          labelNames: ['reason'],
           registers,
         }),
     ),

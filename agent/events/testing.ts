@@ -76,6 +76,15 @@ export class LogRecorder {
   }
 }
 
+/** `text` as /dev/kmsg serves it: bytes below 0x20, from 0x7f, and `\` written as `\xNN`. */
+function kmsgEscape(text: string): string {
+  const escape = (byte: number): string =>
+    byte < 0x20 || byte >= 0x7f || byte === 0x5c
+      ? `\\x${byte.toString(16).padStart(2, '0')}`
+      : String.fromCharCode(byte);
+  return [...new TextEncoder().encode(text)].map(escape).join('');
+}
+
 /** A system error as Node's fs reports one. */
 function systemError(code: string): Error {
   return Object.assign(new Error(`${code}: fake kmsg`), { code });
@@ -114,10 +123,14 @@ export class FakeKmsgDevice {
     return this.#waiters.until(() => this.opens.blocking >= count);
   }
 
-  /** Appends a record `<level>,<seq>,<µs>,-;<text>` with a dictionary line; returns its sequence number. */
-  write(text: string, level = 4): number {
+  /**
+   * Appends a record `<priority>,<seq>,<µs>,-;<text>` with a dictionary line, the text escaped
+   * as the kernel does; returns its sequence number. The priority is facility × 8 + level: the
+   * default 4 is the kernel's warning, and user space gets 8 or more (12 is user, warning).
+   */
+  write(text: string, priority = 4): number {
     const seq = this.#seq++;
-    this.writeRaw(`${level},${seq},${seq * 1000},-;${text}\n SUBSYSTEM=pci\n`);
+    this.writeRaw(`${priority},${seq},${seq * 1000},-;${kmsgEscape(text)}\n SUBSYSTEM=pci\n`);
     return seq;
   }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { FakeClock } from '../../platform/index.js';
 import { createFaultFeed } from './fault-feed.js';
 
 const T = Date.UTC(2026, 0, 1);
@@ -15,7 +16,7 @@ function entry(status: string, readings: { temp?: number; observed?: number } = 
 }
 
 describe('createFaultFeed', () => {
-  it('starts with no answer: id 0, everything null', () => {
+  it('starts with no answer: id 0, everything null, stale', () => {
     expect(createFaultFeed().current()).toEqual({
       id: 0,
       entry: null,
@@ -23,6 +24,7 @@ describe('createFaultFeed', () => {
       term: null,
       at: null,
       answeredAt: null,
+      stale: true,
     });
   });
 
@@ -38,8 +40,36 @@ describe('createFaultFeed', () => {
       term: 2,
       at: iso(1000),
       answeredAt: iso(1000),
+      stale: false,
     });
     expect(calls).toBe(1);
+  });
+
+  it('turns stale after staleAfterMs without an answer (a change), and fresh at the next answer', async () => {
+    const clock = new FakeClock(T);
+    const feed = createFaultFeed({ clock, staleAfterMs: 10_000 });
+    let calls = 0;
+    feed.subscribe(() => calls++);
+    feed.update({ entry: { n: 1 }, leader: 'c-0', term: 2 }, iso(0));
+    await clock.advance(5_000);
+    feed.update({ entry: { n: 1 }, leader: 'c-0', term: 2 }, iso(5_000)); // unchanged: re-arms the check
+    await clock.advance(9_999);
+    expect(feed.current().stale).toBe(false);
+    await clock.advance(1);
+    expect(feed.current()).toMatchObject({ stale: true, entry: { n: 1 }, id: T + 15_000, at: iso(15_000) });
+    expect(calls).toBe(2);
+    await clock.advance(60_000);
+    expect(calls).toBe(2); // stale once, not at every period
+    feed.update({ entry: { n: 1 }, leader: 'c-0', term: 2 }, iso(80_000));
+    expect(feed.current()).toMatchObject({ stale: false, id: T + 80_000 });
+    expect(calls).toBe(3);
+    feed.close();
+    await clock.advance(60_000);
+    expect(feed.current().stale).toBe(false); // closed: no timer left
+  });
+
+  it('refuses a non-positive staleAfterMs', () => {
+    expect(() => createFaultFeed({ staleAfterMs: 0 })).toThrow('staleAfterMs');
   });
 
   it('bumps the id only when the entry changed, not for readings that move every sample', () => {

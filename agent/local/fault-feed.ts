@@ -9,11 +9,18 @@
  * still what is served). Anything else, a status, a reason, a signal, an ECC count, a link,
  * is a change and gets a new event id.
  *
+ * **An old answer is said to be old.** With no answer for `staleAfterMs` (the function or the
+ * controllers unreachable), and before the first answer, the state is `stale`: a pod must not
+ * read an old "healthy" as current, since the controllers publish such a node `unknown`
+ * after 5 s without a snapshot (CONTRACT §3.7). Turning stale, and fresh again, is a change.
+ *
  * **Event ids** are the epoch milliseconds of the change (one more than the last id when two
  * changes share a millisecond), so they increase across agent restarts too: a pod resuming a
  * stream with the id it saw from the previous agent process never matches a new process's
  * state by accident and is sent the current state at once. 0 means no answer yet.
  */
+
+import type { Clock } from '../../platform/index.js';
 
 /** The feed's current state. */
 export interface FaultState {
@@ -28,7 +35,20 @@ export interface FaultState {
   at: string | null;
   /** When the last answer came (ISO), change or not; null before the first. */
   answeredAt: string | null;
+  /** No answer yet, or none for `staleAfterMs`: the entry may be old. */
+  stale: boolean;
 }
+
+/** How the feed tells an old answer. */
+export interface FaultFeedOptions {
+  /** Schedules the stale check; without it the feed turns stale only before its first answer. */
+  clock?: Pick<Clock, 'now' | 'schedule'>;
+  /** No answer this long: stale, ms (default 10 000: twice the controllers' 5 s agent-unreachable). */
+  staleAfterMs?: number;
+}
+
+/** Default time without an answer before the feed says its entry is old. */
+export const DEFAULT_FEED_STALE_AFTER_MS = 10_000;
 
 /** The node's status as last answered, with change notifications. */
 export interface FaultFeed {
@@ -38,21 +58,44 @@ export interface FaultFeed {
   update(answer: { entry: unknown; leader: string; term: number }, at: string): void;
   /** Calls `listener` after every change; returns its removal. */
   subscribe(listener: () => void): () => void;
+  /** Cancels the stale check (at shutdown). */
+  close(): void;
 }
 
 /** Keys whose values move with every sample: not a change of status. */
 const READINGS = new Set(['observed_at', 'temperature_c', 'power_w']);
 
-/** A feed with no answer yet. */
-export function createFaultFeed(): FaultFeed {
-  let state: FaultState = { id: 0, entry: null, leader: null, term: null, at: null, answeredAt: null };
+/** A feed with no answer yet (stale). */
+export function createFaultFeed(options: FaultFeedOptions = {}): FaultFeed {
+  const { clock } = options;
+  const staleAfterMs = options.staleAfterMs ?? DEFAULT_FEED_STALE_AFTER_MS;
+  if (!(staleAfterMs > 0)) throw new RangeError(`fault feed staleAfterMs: expected > 0, got ${staleAfterMs}`);
+  let state: FaultState = {
+    id: 0,
+    entry: null,
+    leader: null,
+    term: null,
+    at: null,
+    answeredAt: null,
+    stale: true,
+  };
   let key: string | undefined;
+  let cancelCheck: (() => void) | undefined;
   const listeners = new Set<() => void>();
+  const notify = (): void => {
+    for (const listener of [...listeners]) listener();
+  };
+  const turnStale = (): void => {
+    if (clock === undefined || state.stale) return;
+    const at = new Date(clock.now()).toISOString();
+    state = { ...state, id: nextId(state.id, at), at, stale: true };
+    notify();
+  };
   return {
     current: () => state,
     update(answer, at) {
       const next = changeKey(answer.entry ?? null);
-      const changed = next !== key;
+      const changed = next !== key || state.stale;
       key = next;
       state = {
         id: changed ? nextId(state.id, at) : state.id,
@@ -61,13 +104,19 @@ export function createFaultFeed(): FaultFeed {
         term: answer.term,
         at: changed ? at : state.at,
         answeredAt: at,
+        stale: false,
       };
-      if (!changed) return;
-      for (const listener of [...listeners]) listener();
+      cancelCheck?.();
+      cancelCheck = clock?.schedule(staleAfterMs, turnStale);
+      if (changed) notify();
     },
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    close() {
+      cancelCheck?.();
+      cancelCheck = undefined;
     },
   };
 }

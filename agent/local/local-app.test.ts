@@ -10,6 +10,8 @@ import { openSse, type SseClient, type SseMessage } from './testing.js';
 const log = createLogger({ level: 'silent' });
 const NODE = 'gpu-node-1';
 const HEARTBEAT_MS = 15_000;
+/** The feed turns stale only in the test about it (its timer would interleave with the others' events). */
+const FEED_STALE_MS = 3_600_000;
 
 interface Setup {
   app: LocalApp;
@@ -29,9 +31,13 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setup(options: Partial<LocalAppOptions> = {}, withPush = false): Promise<Setup> {
-  const feed = createFaultFeed();
+async function setup(
+  options: Partial<LocalAppOptions> = {},
+  withPush = false,
+  feedStaleMs = FEED_STALE_MS,
+): Promise<Setup> {
   const clock = new FakeClock();
+  const feed = createFaultFeed({ clock, staleAfterMs: feedStaleMs });
   const start = clock.now();
   const registry = new Registry();
   const sample: { current: unknown } = { current: null };
@@ -149,6 +155,7 @@ describe('GET /v1/fault', () => {
       leader: null,
       term: null,
       updated_at: null,
+      stale: true,
     });
   });
 
@@ -163,6 +170,32 @@ describe('GET /v1/fault', () => {
       leader: 'controller-0',
       term: 4,
       updated_at: h.at(1000),
+      stale: false,
+    });
+  });
+
+  it('says stale after staleAfterMs without an answer, with an event, and fresh at the next answer', async () => {
+    const h = await setup({}, false, 10_000);
+    const entry = failedEntry();
+    h.feed.update({ entry, leader: 'controller-0', term: 4 }, h.at(0));
+    const client = await h.stream();
+    await client.next(); // retry
+    expect(faultEvent(h, await client.next())).toMatchObject({ stale: false, entry });
+    await h.clock.advance(9_999);
+    expect((await getJson(`${h.server.origin}/v1/fault`)).json).toMatchObject({ stale: false });
+    await h.clock.advance(1);
+    // The entry stays (a failure it shows still stands); only its age is news.
+    expect(faultEvent(h, await client.next())).toMatchObject({
+      stale: true,
+      entry,
+      updated_at: h.at(10_000),
+    });
+    expect((await getJson(`${h.server.origin}/v1/fault`)).json).toMatchObject({ stale: true, entry });
+    h.feed.update({ entry, leader: 'controller-0', term: 4 }, h.at(12_000));
+    expect(faultEvent(h, await client.next())).toMatchObject({
+      stale: false,
+      entry,
+      updated_at: h.at(12_000),
     });
   });
 
@@ -278,6 +311,7 @@ describe('GET /v1/fault/stream', () => {
       leader: 'c-0',
       term: 1,
       updated_at: h.at(1000),
+      stale: false,
     });
     const entry = failedEntry();
     h.feed.update({ entry, leader: 'c-0', term: 1 }, h.at(2000));

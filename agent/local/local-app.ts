@@ -5,9 +5,10 @@
  * - `GET /v1/health`: `{"status": "ok"|"degraded", "node", "last_sample", "last_push"}`;
  *   `degraded` (still 200: the agent itself is alive) when the ingest function has not
  *   answered for `staleAfterMs`, counted from start before the first answer.
- * - `GET /v1/fault`: `{"node", "entry", "id", "leader", "term", "updated_at"}`, the node's
- *   published entry as the function last answered it (null: healthy, or no answer yet, when
- *   `leader` is null too), its event id and when it last changed.
+ * - `GET /v1/fault`: `{"node", "entry", "id", "leader", "term", "updated_at", "stale"}`, the
+ *   node's published entry as the function last answered it (null: healthy, or no answer
+ *   yet, when `leader` is null too), its event id and when it last changed; `stale` is true
+ *   before the first answer and after none for a while (fault-feed.ts): the entry may be old.
  * - `GET /v1/fault/stream`: the same as Server-Sent Events (fault-stream.ts).
  *
  * Unknown paths answer 404, other methods 405 (with Allow), each as one-line JSON
@@ -106,6 +107,7 @@ export function createLocalApp(deps: LocalAppDeps, options: LocalAppOptions): Lo
       leader: state.leader,
       term: state.term,
       updated_at: state.at,
+      stale: state.stale,
     };
   };
   const faults = new FaultStream(

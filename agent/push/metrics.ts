@@ -25,7 +25,8 @@ export type PushDropReason = (typeof PUSH_DROP_REASONS)[number];
 /**
  * What the leader did with a delivered snapshot: `accepted`, or why it did not apply it
  * (`duplicate`: a resend it had already, which counts as delivered; `out-of-order`, `future`,
- * `old-boot`; `refused` when it names no reason).
+ * `old-boot`, `too-many-devices` (more devices than its rules allow one node); `refused` when
+ * it names no reason).
  */
 export const SNAPSHOT_OUTCOMES = [
   'accepted',
@@ -33,6 +34,7 @@ export const SNAPSHOT_OUTCOMES = [
   'out-of-order',
   'future',
   'old-boot',
+  'too-many-devices',
   'refused',
 ] as const;
 export type SnapshotOutcome = (typeof SNAPSHOT_OUTCOMES)[number];

@@ -28,7 +28,7 @@ export type Reply =
   | {
       kind: 'ok';
       entry?: PublishedNode | null;
-      dropped?: 'duplicate' | 'out-of-order' | 'future' | 'old-boot';
+      dropped?: 'duplicate' | 'out-of-order' | 'future' | 'old-boot' | 'too-many-devices';
     }
   /** An error answer `{"error": {code, message}}`, with headers (Retry-After, say). */
   | { kind: 'error'; status: number; code?: string; headers?: Record<string, string> }

@@ -104,4 +104,16 @@ describe('applyKernelEvents', () => {
     expect(applyKernelEvents(gpus(), [aer]).payload).toEqual(gpus());
     expect(applyKernelEvents(npus(), [npuXid]).unmatched).toEqual([npuXid]);
   });
+
+  it('does not attach an XID number no driver prints: the snapshot would be refused whole for it', () => {
+    const impossible = event({ busId: '0000:11:00.0', xid: 65535 });
+    const real = event({ busId: '0000:11:00.0', xid: 9999 });
+    const applied = applyKernelEvents(gpus(), [impossible, real]);
+    expect(applied.impossible).toEqual([impossible]);
+    expect(applied.unmatched).toEqual([]);
+    const list = applied.payload.family === 'nvidia' ? applied.payload.gpus.map((g) => g.xid_events) : [];
+    expect(list).toEqual([[], [{ xid: 9999, at: AT }], []]);
+    const snapshot = gpuSnapshot({ seq: 1, t: 0 }, [{ index: 0 }]);
+    expect(snapshotSchema.safeParse({ ...snapshot, payload: applied.payload }).success).toBe(true);
+  });
 });

@@ -3,8 +3,10 @@
  * attached to its GPU (by PCI bus id), a removed device (by bus id, or by its device node
  * `davinciN` / `nvidiaN`) is sent as `present: false`. PCIe AER messages change nothing by
  * themselves; they only make the agent sample at once (the tool then says what is left).
+ * An XID number no driver prints (outside READING_BOUNDS.xid) is not attached: the snapshot
+ * would be refused whole for it.
  */
-import type { Payload } from '../../contracts/index.js';
+import { withinReadingBounds, type Payload } from '../../contracts/index.js';
 import { normaliseBusId } from '../../core/parsers/index.js';
 
 /** A kernel-log or device-node event, as agent/events reports it. */
@@ -16,10 +18,17 @@ export interface KernelEventLike {
   line: string;
 }
 
-/** The payload with the events applied, and the events that matched no device. */
+/** The payload with the events applied, the events that matched no device, and those refused. */
 export interface AppliedEvents {
   payload: Payload;
   unmatched: KernelEventLike[];
+  /** XID events whose number is outside READING_BOUNDS.xid (a misread line), not attached. */
+  impossible: KernelEventLike[];
+}
+
+/** True when `xid` is a whole number within READING_BOUNDS.xid. */
+function isPossibleXid(xid: number): boolean {
+  return Number.isInteger(xid) && withinReadingBounds('xid', xid);
 }
 
 const sameBus = (a: string | null | undefined, b: string | null): boolean =>
@@ -39,11 +48,13 @@ function deviceNodeIndex(line: string, prefix: 'davinci' | 'nvidia'): number | n
 export function applyKernelEvents(payload: Payload, events: readonly KernelEventLike[]): AppliedEvents {
   const out = structuredClone(payload);
   const unmatched: KernelEventLike[] = [];
+  const impossible: KernelEventLike[] = [];
   for (const event of events) {
     if (event.kind === 'aer') continue;
-    if (!applyOne(out, event)) unmatched.push(event);
+    if (event.xid !== undefined && !isPossibleXid(event.xid)) impossible.push(event);
+    else if (!applyOne(out, event)) unmatched.push(event);
   }
-  return { payload: out, unmatched };
+  return { payload: out, unmatched, impossible };
 }
 
 function applyOne(payload: Payload, event: KernelEventLike): boolean {

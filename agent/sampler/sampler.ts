@@ -217,6 +217,11 @@ class SamplingLoop implements Sampler {
         { kind: event.kind, bus_id: event.busId, line: event.line },
         'kernel event names no device of this node',
       );
+    for (const event of applied.impossible)
+      this.#deps.log.warn(
+        { kind: event.kind, bus_id: event.busId, xid: event.xid, line: event.line },
+        'kernel event carries an XID number no driver prints; not sent',
+      );
     return applied.payload;
   }
 

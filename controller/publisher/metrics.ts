@@ -23,6 +23,7 @@ export interface PublisherMetrics {
   readonly invalidOverwritten: Counter;
   readonly documentBytes: Gauge;
   readonly omittedNodes: Gauge;
+  readonly omittedDevices: Gauge;
   readonly lastPublish: Gauge;
   readonly mirrorsForeign: Gauge;
 }
@@ -105,6 +106,15 @@ export function publisherMetrics(registry: Registry, component = 'controller'): 
         new Gauge({
           name,
           help: 'Nodes cut from the last rendered document to fit its byte limit (omitted_nodes)',
+          registers,
+        }),
+    ),
+    omittedDevices: once(
+      'document_omitted_devices',
+      (name) =>
+        new Gauge({
+          name,
+          help: 'Devices of listed nodes cut from the last rendered document to fit its byte limit (their omitted_devices)',
           registers,
         }),
     ),

@@ -256,6 +256,9 @@ class TermPublisher implements StatusPublisher {
       });
       this.#metrics.documentBytes.set(document.bytes);
       this.#metrics.omittedNodes.set(rendered.omitted_nodes ?? 0);
+      let omittedDevices = 0;
+      for (const entry of Object.values(rendered.nodes)) omittedDevices += entry.omitted_devices ?? 0;
+      this.#metrics.omittedDevices.set(omittedDevices);
       return document;
     } catch (error) {
       this.#log.error({ err: error }, 'rendering the status document failed; retrying at the next tick');

@@ -47,7 +47,7 @@ export interface Transition {
 }
 
 /** Why a snapshot was not applied. */
-export type DropReason = 'duplicate' | 'out-of-order' | 'future' | 'old-boot';
+export type DropReason = 'duplicate' | 'out-of-order' | 'future' | 'old-boot' | 'too-many-devices';
 
 /** What `observe` did with one snapshot. */
 export interface ObserveResult {
@@ -101,6 +101,8 @@ export interface EngineStats {
   pops: number;
   /** Overlay deadlines fired (by tick or by observe). */
   fired: number;
+  /** Devices forgotten to keep a node within `max_devices_per_node` (engine.ts #makeRoom). */
+  retired: number;
 }
 
 /**
@@ -189,6 +191,12 @@ export interface NodeExplanation {
   samples: number;
   /** Node overlays in force (agent-unreachable, node-not-ready, collector-error). */
   overlays: string[];
+  /**
+   * Not listed by the last document rendered although not healthy (CONTRACT §5.3): summarised
+   * in an ingest outage (`ingest-outage`) or cut to fit the byte budget (`size-budget`);
+   * readers then take it as unknown. null when it was listed, or is healthy.
+   */
+  withheld: 'ingest-outage' | 'size-budget' | null;
   /** Overlay deadlines pending (agent-unreachable, collector-error), on the receiver clock. */
   timers: ExplainedTimer[];
   /** The devices (all of them, or the one asked for), sorted by id. */

@@ -1,14 +1,18 @@
 /**
- * Renders the published fault.json document (CONTRACT §3) from the engine's state.
+ * Renders the published fault.json document (CONTRACT §5) from the engine's state.
  *
  * - `nodes` holds every observed node with a device not healthy, a signal, or an overlay,
  *   and lists only those devices (sorted by display id, `npu2` before `npu10`);
  * - `unobserved` lists known nodes without a snapshot yet;
- * - when more than `fraction` (20%) of nodes are stale at once, stale nodes are not listed
- *   and `ingest_degraded.stale_nodes` counts them (an ingest outage, not 200 broken nodes);
- * - beyond `maxBytes` (900 KiB of UTF-8), the least severe nodes are cut (fewest failed,
- *   then degraded, then unknown devices, then fewest listed devices; ties by name, last
- *   first) and counted in `omitted_nodes`; the document is never left unwritten.
+ * - when more than `fraction` (20%) of nodes, and at least `minNodes`, are stale at once
+ *   (an ingest outage, not 200 broken nodes), the stale nodes whose devices the state
+ *   machine holds healthy or unknown are not listed, and `ingest_degraded.stale_nodes` counts
+ *   every stale node; a stale node with a device held failed or degraded stays listed, so an
+ *   outage never turns a known failure into silence;
+ * - beyond `maxBytes` (900 KiB of UTF-8) the document shrinks in steps (budget.ts), dropping
+ *   signals and readings before any device, and any other device before a failed or
+ *   degraded one; what it leaves out is counted (`omitted_devices` on a node, `omitted_nodes`
+ *   on the document), so no reader can take it for healthy. It is never left unwritten.
  *
  * Node keys appear in name order, so equal state renders byte-identical documents.
  */
@@ -20,10 +24,14 @@ import {
   type StatusSummary,
 } from '../../contracts/index.js';
 import type { PublisherInfo } from './api.js';
+import { fitBudget, type Listed, type Withheld } from './budget.js';
 import { AGENT_UNREACHABLE, agentState, firstOverlay, overlayNames, publishedStatus } from './overlays.js';
 import { firstReason, holdingMask, reasonNames, signalMask, type ReasonTable } from './reasons.js';
 import type { DeviceState, NodeState } from './state.js';
+import { compareText } from './text.js';
 import { formatTimestamp as iso } from './time.js';
+
+export { compareText, utf8Length } from './text.js';
 
 /** What the renderer needs. */
 export interface DocumentInput {
@@ -41,16 +49,17 @@ export interface DocumentInput {
   publisher: PublisherInfo;
 }
 
-interface Rendered {
-  name: string;
-  entry: PublishedNode;
-  stale: boolean;
+/** A rendered document, and the observed nodes it leaves out although they are not healthy. */
+export interface RenderedDocument {
+  document: PublishedDocument;
+  /** Node name → why it is not listed (an ingest outage, or the byte budget). */
+  withheld: ReadonlyMap<string, Withheld>;
 }
 
 /** Renders the document; it always validates against contracts/published.ts. */
-export function renderDocument(input: DocumentInput): PublishedDocument {
+export function renderDocument(input: DocumentInput): RenderedDocument {
   const cluster = emptySummary();
-  const rendered: Rendered[] = [];
+  const rendered: Listed[] = [];
   const observed = new Set<string>();
   let stale = 0;
   for (const node of input.nodes) {
@@ -58,15 +67,21 @@ export function renderDocument(input: DocumentInput): PublishedDocument {
     observed.add(node.name);
     const isStale = (node.overlays & AGENT_UNREACHABLE) !== 0;
     if (isStale) stale++;
-    const entry = renderNode(node, input.table, cluster);
-    if (entry) rendered.push({ name: node.name, entry, stale: isStale });
+    const listed = renderListed(node, input.table, cluster);
+    if (listed) rendered.push(listed);
   }
   const unobserved = [...input.known].filter((name) => !observed.has(name)).sort();
   const nodeCount = observed.size + unobserved.length;
   const ingestDegraded = stale >= input.degradedMinNodes && stale > input.degradedFraction * nodeCount;
-  const listed = rendered
-    .filter((r) => !(ingestDegraded && r.stale))
-    .sort((a, b) => compareText(a.name, b.name));
+  const withheld = new Map<string, Withheld>();
+  const listed: Listed[] = [];
+  for (const r of rendered) {
+    // An outage summarises a stale node only when the state machine holds none of its devices
+    // failed or degraded: what was known to be wrong stays listed.
+    if (ingestDegraded && r.stale && r.held === 0) withheld.set(r.name, 'ingest-outage');
+    else listed.push(r);
+  }
+  listed.sort((a, b) => compareText(a.name, b.name));
 
   const doc: PublishedDocument = {
     version: PUBLISHED_VERSION,
@@ -79,34 +94,50 @@ export function renderDocument(input: DocumentInput): PublishedDocument {
   };
   for (const r of listed) doc.nodes[r.name] = r.entry;
   if (ingestDegraded) doc.ingest_degraded = { stale_nodes: stale };
-  return fitBudget(doc, listed, input.maxBytes);
+  for (const name of fitBudget(doc, listed, input.maxBytes)) withheld.set(name, 'size-budget');
+  return { document: doc, withheld };
 }
 
 /** One node's entry as the document would list it, or null when it would not be listed. */
 export function renderNodeEntry(node: NodeState, table: ReasonTable): PublishedNode | null {
-  return renderNode(node, table, emptySummary());
+  return renderListed(node, table, emptySummary())?.entry ?? null;
 }
 
-function renderNode(node: NodeState, table: ReasonTable, cluster: StatusSummary): PublishedNode | null {
+/**
+ * A node's entry with what the byte budget needs to know of each listed device (its `holds`:
+ * 2 when the state machine holds it failed, 1 degraded, else 0), or null when the node would
+ * not be listed. Adds the node's counts to `cluster`.
+ */
+function renderListed(node: NodeState, table: ReasonTable, cluster: StatusSummary): Listed | null {
   const summary = emptySummary();
-  const npus: PublishedDevice[] = [];
+  const devices: { entry: PublishedDevice; holds: number }[] = [];
+  let held = 0;
   for (const device of node.devices.values()) {
     const status = publishedStatus(device.state, node.overlays);
     summary.total++;
     summary[status]++;
+    const holds = device.state === 'failed' ? 2 : device.state === 'degraded' ? 1 : 0;
+    if (holds !== 0) held++;
     const signals = signalMask(table, device.state, device.active, device.causeCritical);
     if (status === 'healthy' && signals === 0) continue;
-    npus.push(renderDevice(device, node, table, status, signals));
+    devices.push({ entry: renderDevice(device, node, table, status, signals), holds });
   }
   addSummary(cluster, summary);
-  if (npus.length === 0 && node.overlays === 0) return null;
-  npus.sort((a, b) => compareText(a.id, b.id));
+  if (devices.length === 0 && node.overlays === 0) return null;
+  devices.sort((a, b) => compareText(a.entry.id, b.entry.id));
   return {
-    node: node.name,
-    observed_at: iso(node.observedAt),
-    agent: agentState(node.overlays),
-    summary,
-    npus,
+    name: node.name,
+    entry: {
+      node: node.name,
+      observed_at: iso(node.observedAt),
+      agent: agentState(node.overlays),
+      summary,
+      npus: devices.map((d) => d.entry),
+    },
+    holds: devices.map((d) => d.holds),
+    held,
+    stale: (node.overlays & AGENT_UNREACHABLE) !== 0,
+    overlays: node.overlays !== 0,
   };
 }
 
@@ -164,35 +195,6 @@ export function publishedReason(device: DeviceState, overlays: number, table: Re
   );
 }
 
-function fitBudget(doc: PublishedDocument, listed: Rendered[], maxBytes: number): PublishedDocument {
-  let size = utf8Length(JSON.stringify(doc));
-  if (size <= maxBytes) return doc;
-  const victims = [...listed].sort(bySeverityAscending);
-  let omitted = 0;
-  doc.omitted_nodes = 0;
-  size += 20; // `,"omitted_nodes":N` with room for the digits
-  for (const victim of victims) {
-    if (size <= maxBytes) break;
-    size -= utf8Length(JSON.stringify(victim.entry)) + utf8Length(JSON.stringify(victim.name)) + 2;
-    delete doc.nodes[victim.name];
-    omitted++;
-  }
-  doc.omitted_nodes = omitted;
-  return doc;
-}
-
-function bySeverityAscending(a: Rendered, b: Rendered): number {
-  const x = a.entry.summary;
-  const y = b.entry.summary;
-  return (
-    x.failed - y.failed ||
-    x.degraded - y.degraded ||
-    x.unknown - y.unknown ||
-    a.entry.npus.length - b.entry.npus.length ||
-    compareText(b.name, a.name)
-  );
-}
-
 function emptySummary(): StatusSummary {
   return { total: 0, healthy: 0, degraded: 0, failed: 0, unknown: 0 };
 }
@@ -203,35 +205,4 @@ function addSummary(into: StatusSummary, add: StatusSummary): void {
   into.degraded += add.degraded;
   into.failed += add.failed;
   into.unknown += add.unknown;
-}
-
-/** Natural order: digit runs compare as numbers (`npu2` < `npu10`), then code-unit order. */
-export function compareText(a: string, b: string): number {
-  const re = /(\d+)|(\D+)/g;
-  const pa = a.match(re) ?? [];
-  const pb = b.match(re) ?? [];
-  for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
-    const x = pa[i] as string;
-    const y = pb[i] as string;
-    if (x === y) continue;
-    const nx = /^\d/.test(x) && /^\d/.test(y) ? Number(x) - Number(y) : 0;
-    if (nx !== 0) return nx;
-    return x < y ? -1 : 1;
-  }
-  return pa.length - pb.length || (a < b ? -1 : a > b ? 1 : 0);
-}
-
-/** Bytes of a string in UTF-8, without encoding it. */
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
 }

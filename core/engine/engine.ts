@@ -33,7 +33,7 @@ import {
   type Rules,
   type Snapshot,
 } from '../../contracts/index.js';
-import { normalise } from '../normalise.js';
+import { devicesIn, normalise } from '../normalise.js';
 import type {
   EngineCensus,
   EngineStats,
@@ -45,6 +45,7 @@ import type {
 } from './api.js';
 import { DeadlineQueue, type DeadlineEntry } from './deadlines.js';
 import { admit } from './dedup.js';
+import type { Withheld } from './budget.js';
 import { compareText, publishedReason, renderDocument, renderNodeEntry } from './document.js';
 import { evaluateSample, type SampleParams } from './evaluate.js';
 import { explainNode } from './explain.js';
@@ -71,6 +72,7 @@ interface Compiled {
   staleMs: number;
   collectorMs: number;
   futureMs: number;
+  maxDevices: number;
 }
 
 function compile(rules: Rules): Compiled {
@@ -98,6 +100,7 @@ function compile(rules: Rules): Compiled {
     staleMs: rules.overlays.agent_unreachable_s * 1000,
     collectorMs: rules.overlays.collector_error_s * 1000,
     futureMs: rules.future_skew_s * 1000,
+    maxDevices: rules.max_devices_per_node,
   };
 }
 
@@ -132,6 +135,9 @@ class Engine implements ReloadableEngine {
   #known = new Set<string>();
   #devices = 0;
   #fired = 0;
+  #retired = 0;
+  /** The observed nodes that are not healthy but the last document rendered did not list. */
+  #withheld: ReadonlyMap<string, Withheld> = new Map();
 
   constructor(rules: Rules) {
     this.#c = compile(rules);
@@ -141,6 +147,9 @@ class Engine implements ReloadableEngine {
     const t = parseTimestamp(snapshot.collected_at);
     if (t > now + this.#c.futureMs)
       return { accepted: false, dropped: 'future', transitions: NO_TRANSITIONS };
+    // Refused before admission, so it takes no seq and keeps no node alive.
+    if (devicesIn(snapshot.payload) > this.#c.maxDevices)
+      return { accepted: false, dropped: 'too-many-devices', transitions: NO_TRANSITIONS };
     const node = this.#node(snapshot.node);
     const verdict = admit(node.boot, snapshot.boot_id, snapshot.seq);
     if (verdict !== 'next' && verdict !== 'new-boot')
@@ -224,7 +233,7 @@ class Engine implements ReloadableEngine {
 
   document(now: number, publisher: PublisherInfo): PublishedDocument {
     const { rules, sample } = this.#c;
-    return renderDocument({
+    const rendered = renderDocument({
       nodes: this.#nodes.values(),
       known: this.#known,
       table: sample.table,
@@ -234,6 +243,8 @@ class Engine implements ReloadableEngine {
       degradedMinNodes: rules.publish.ingest_degraded_min_nodes,
       maxBytes: rules.publish.max_bytes,
     });
+    this.#withheld = rendered.withheld;
+    return rendered.document;
   }
 
   deviceCount(): number {
@@ -242,7 +253,14 @@ class Engine implements ReloadableEngine {
 
   stats(): EngineStats {
     const { pushes, pops } = this.#deadlines.counters;
-    return { nodes: this.#nodes.size, queued: this.#deadlines.size, pushes, pops, fired: this.#fired };
+    return {
+      nodes: this.#nodes.size,
+      queued: this.#deadlines.size,
+      pushes,
+      pops,
+      fired: this.#fired,
+      retired: this.#retired,
+    };
   }
 
   setRules(rules: Rules): void {
@@ -355,6 +373,7 @@ class Engine implements ReloadableEngine {
       timing,
       staleMs,
       collectorMs,
+      withheld: this.#withheld.get(name) ?? null,
     });
   }
 
@@ -366,6 +385,9 @@ class Engine implements ReloadableEngine {
     if (device !== undefined && (!behind || severity(device.state) >= severity(seen.status))) return;
     const since = parseTimestamp(seen.since);
     if (device === undefined) {
+      // A node holds no more devices than a snapshot may list (a Node or document written by
+      // someone else cannot make every replica grow).
+      if (node.devices.size >= this.#c.maxDevices) return;
       device = newDevice(seededObservation(seen), since, node.epoch);
       device.temperature = seen.temperature_c;
       device.power = seen.power_w;
@@ -400,6 +422,7 @@ class Engine implements ReloadableEngine {
     if (device !== undefined && !Number.isNaN(node.lastT) && node.lastT > since && device.state !== 'failed')
       return;
     if (device === undefined) {
+      if (node.devices.size >= this.#c.maxDevices) return;
       device = newDevice(seededObservation(record), since, node.epoch);
       node.devices.set(record.key, device);
       this.#devices++;
@@ -430,6 +453,7 @@ class Engine implements ReloadableEngine {
   /** Applies one fresh sample of every device, then marks devices the snapshot left out. */
   #apply(node: NodeState, observations: DeviceObservation[], t: number): void {
     const sampleNo = ++node.sampleNo;
+    if (node.devices.size + observations.length > this.#c.maxDevices) this.#makeRoom(node, observations);
     for (const obs of observations) {
       let device = node.devices.get(obs.key);
       if (device === undefined) {
@@ -443,6 +467,7 @@ class Engine implements ReloadableEngine {
         if (device.epoch !== node.epoch) resetForBoot(device, node.epoch, obs);
       }
       device.sampleNo = sampleNo;
+      device.listedSample = sampleNo;
       this.#step(device, obs, t);
     }
     if (node.devices.size === observations.length) return;
@@ -455,6 +480,30 @@ class Engine implements ReloadableEngine {
       if (device.epoch !== node.epoch) resetForBoot(device, node.epoch, LEFT_OUT);
       device.sampleNo = sampleNo;
       this.#step(device, LEFT_OUT, t);
+    }
+  }
+
+  /**
+   * Keeps a node within `max_devices_per_node` when a snapshot brings devices it did not hold:
+   * forgets devices the snapshot leaves out (device-missing, or about to be), those without a
+   * latched reason first, then those listed longest ago, then by key. A snapshot lists at most
+   * the limit (observe), so there is always enough of them. Counted in stats().retired.
+   */
+  #makeRoom(node: NodeState, observations: readonly DeviceObservation[]): void {
+    const listed = new Set<string>();
+    let fresh = 0;
+    for (const obs of observations) {
+      listed.add(obs.key);
+      if (!node.devices.has(obs.key)) fresh++;
+    }
+    let excess = node.devices.size + fresh - this.#c.maxDevices;
+    if (excess <= 0) return;
+    const leftOut = [...node.devices.values()].filter((d) => !listed.has(d.key)).sort(retireFirst);
+    for (const device of leftOut) {
+      if (excess-- <= 0) break;
+      node.devices.delete(device.key);
+      this.#devices--;
+      this.#retired++;
     }
   }
 
@@ -555,6 +604,15 @@ class Engine implements ReloadableEngine {
       device.publishedSince = at;
     }
   }
+}
+
+/** The order in which left-out devices are forgotten to make room (#makeRoom). */
+function retireFirst(a: DeviceState, b: DeviceState): number {
+  return (
+    Number(a.latched !== 0) - Number(b.latched !== 0) ||
+    a.listedSample - b.listedSample ||
+    (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+  );
 }
 
 /**

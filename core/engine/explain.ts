@@ -15,6 +15,7 @@ import type {
   NotTracked,
 } from './api.js';
 import { compareText, publishedReason } from './document.js';
+import type { Withheld } from './budget.js';
 import type { FsmTiming } from './fsm.js';
 import { AGENT_UNREACHABLE, COLLECTOR_ERROR, overlayNames, publishedStatus } from './overlays.js';
 import { firstBit, reasonNames, type ReasonTable } from './reasons.js';
@@ -29,6 +30,8 @@ export interface ExplainContext {
   timing: FsmTiming;
   staleMs: number;
   collectorMs: number;
+  /** Why the last document rendered did not list the node although it is not healthy; null when it did (or was never rendered). */
+  withheld: Withheld | null;
 }
 
 /** Explains `node` (undefined: no state) or one of its devices (display id or key). */
@@ -58,6 +61,7 @@ export function explainNode(
     seq: node.boot.bootId === null ? null : node.boot.lastSeq,
     samples: node.sampleNo,
     overlays: overlayNames(node.overlays),
+    withheld: c.withheld,
     timers: overlayTimers(node, now, c),
     devices: devices.map((d) => explainDevice(name, node, d, lastT, c)),
   };

@@ -23,6 +23,8 @@ export interface DeviceState extends FsmState {
   epoch: number;
   /** The node sample number of the device's last sample (to spot devices left out). */
   sampleNo: number;
+  /** The node sample number of the last snapshot that listed the device (0: seeded, never listed). */
+  listedSample: number;
   /** Samples of this device so far (the window's clock). */
   n: number;
   /** High-temperature flags of the window, newest in bit 0. */
@@ -114,6 +116,7 @@ export function newDevice(obs: DeviceObservation, t: number, epoch: number): Dev
     publishedSince: t,
     epoch,
     sampleNo: 0,
+    listedSample: 0,
     n: 0,
     hot: 0,
     eccBase: null,

@@ -1,12 +1,14 @@
 /**
- * Pieces shared by the tool-output parsers: the errors they throw beyond ParseError, and the
- * small value readers every layout needs (NA cells, numbers with units, PCI bus ids, words).
+ * Pieces shared by the tool-output parsers: the errors they throw beyond ParseError, the
+ * small value readers every layout needs (NA cells, numbers with units, PCI bus ids, words),
+ * and the reading of a number outside what hardware can report as null (boundReading).
  *
  * Tool output is untrusted text (a 5 MB line is one hung tool or one hostile file away), so
  * every parser works in time linear in its input: each regular expression in core/parsers
  * passes the backtracking audit of `regex-audit.ts` (run by linear-time.test.ts), and
  * whitespace is trimmed and split with String methods, never with `\s+$`-style patterns.
  */
+import { READING_FIELDS, withinReadingBounds, type ReadingField } from '../../contracts/index.js';
 import { NpuFaultError, ParseError, excerpt, quoted } from '../errors.js';
 
 /**
@@ -147,9 +149,95 @@ export function leadingWords(text: string, count: number): { words: string[]; re
   return { words: found, rest: text.slice(i).trim() };
 }
 
-/** A non-negative counter: a negative reading is not a counter, so it becomes null. */
-export function asCounter(value: number | null | undefined): number | null {
-  return value === undefined || value === null || value < 0 ? null : value;
+/** A number a tool printed outside what hardware can report for its field: read as null. */
+export interface OutOfRangeReading {
+  /** The device field it was printed for (`temperature_gpu`, `hbm.temp_c`): READING_FIELDS. */
+  field: ReadingField;
+  value: number;
+}
+
+/** Told of each number a parser read as null for being out of range (the agent counts them). */
+export type OnOutOfRange = (reading: OutOfRangeReading) => void;
+
+/** What the tool-output parsers take beside the text. */
+export interface ReadingOptions {
+  /** Told of each printed number read as null for being outside READING_BOUNDS. */
+  onOutOfRange?: OnOutOfRange | undefined;
+}
+
+/**
+ * `value` when it is within what hardware can report for `field` (READING_BOUNDS), else null,
+ * told to `onOutOfRange`. A tool prints 65535 or -1 for a sensor it cannot read: that is an
+ * unreadable metric, not a device at 65535 °C, and one such sensor must not make the whole
+ * snapshot one the contract refuses.
+ */
+export function boundReading(
+  value: number | null,
+  field: ReadingField,
+  onOutOfRange?: OnOutOfRange,
+): number | null {
+  if (value === null || withinReadingBounds(READING_FIELDS[field], value)) return value;
+  onOutOfRange?.({ field, value });
+  return null;
+}
+
+/** The bounded readings of each kind of device, by their key path within it. */
+export const DEVICE_READINGS = {
+  npu910: [
+    'temp_c',
+    'power_w',
+    'aicore_pct',
+    'hbm.used_mb',
+    'hbm.total_mb',
+    'hbm.temp_c',
+    'hbm.ecc.single_bit',
+    'hbm.ecc.double_bit',
+  ],
+  card310: ['mcu_power_w'],
+  chip310: ['temperature', 'power_w', 'ddr.used_mb', 'ddr.total_mb', 'ddr.ecc_sbe', 'ddr.ecc_dbe'],
+  gpu: [
+    'temperature_gpu',
+    'power_draw_w',
+    'ecc_corrected_volatile',
+    'ecc_uncorrected_volatile',
+    'pcie_link_gen',
+    'pcie_link_width',
+  ],
+} as const satisfies Record<string, readonly ReadingField[]>;
+
+/** Each field's key path split once: `hbm.ecc.single_bit` is ['hbm', 'ecc', 'single_bit']. */
+const FIELD_KEYS = new Map(
+  (Object.keys(READING_FIELDS) as ReadingField[]).map((field) => [field, field.split('.')]),
+);
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Sets each of `fields` of `device` that holds a number outside its bounds to null (the
+ * device as built by a parser, or JSON as a tool printed it: other values are left for the
+ * schema to judge), telling `onOutOfRange` of each. Returns how many it set to null.
+ */
+export function boundDeviceReadings(
+  device: unknown,
+  fields: readonly ReadingField[],
+  onOutOfRange?: OnOutOfRange,
+): number {
+  let nulled = 0;
+  for (const field of fields) {
+    const keys = FIELD_KEYS.get(field) ?? [field];
+    let holder: unknown = device;
+    for (let i = 0; i < keys.length - 1 && isRecord(holder); i++) holder = holder[keys[i] ?? ''];
+    const key = keys[keys.length - 1] ?? field;
+    if (!isRecord(holder) || typeof holder[key] !== 'number') continue;
+    const value = holder[key];
+    if (boundReading(value, field, onOutOfRange) === null) {
+      holder[key] = null;
+      nulled++;
+    }
+  }
+  return nulled;
 }
 
 /**

@@ -96,3 +96,71 @@ describe('parseJsonText', () => {
     expect(() => parseJsonText('{"a": \u0001}')).toThrow(/Unexpected token '\\u0001'/);
   });
 });
+
+describe('parseHdcJson: readings outside what hardware can report', () => {
+  /** The parse's out-of-range readings, as `onOutOfRange` is told them. */
+  const told = (): { readings: unknown[]; onOutOfRange: (reading: unknown) => void } => {
+    const readings: unknown[] = [];
+    return { readings, onOutOfRange: (reading) => readings.push(reading) };
+  };
+
+  it('an envelope: a 1e300 °C NPU and a 1e300 °C HBM read as null, told by field (issue 26)', () => {
+    const text = HDC_ENVELOPE.replace('"temp_c": 52', '"temp_c": 1e300').replace(
+      '"temp_c": 40',
+      '"temp_c": -1e300',
+    );
+    const { readings, onOutOfRange } = told();
+    const snapshot = parseHdcJson(text, DEFAULTS, { onOutOfRange });
+    const npu = snapshot.payload.family === '910B' ? snapshot.payload.npus[0] : undefined;
+    expect(npu).toMatchObject({ temp_c: null, power_w: 98.5, hbm: { temp_c: null, used_mb: 100 } });
+    expect(readings).toEqual([
+      { field: 'temp_c', value: 1e300 },
+      { field: 'hbm.temp_c', value: -1e300 },
+    ]);
+  });
+
+  it('a bare 310P payload: a card at 65535 W and a chip counting -1 ECC errors', () => {
+    const payload = {
+      family: '310P',
+      cards: [
+        {
+          card: 1,
+          mcu_power_w: 65535,
+          chips: [{ chip: 0, device_id: 0, temperature: 44, ddr: { ecc_sbe: -1, ecc_dbe: 0 } }],
+        },
+      ],
+    };
+    const { readings, onOutOfRange } = told();
+    const snapshot = parseHdcJson(JSON.stringify(payload), DEFAULTS, { onOutOfRange });
+    const card = snapshot.payload.family === '310P' ? snapshot.payload.cards[0] : undefined;
+    expect(card).toMatchObject({
+      mcu_power_w: null,
+      chips: [{ temperature: 44, ddr: { ecc_sbe: null, ecc_dbe: 0 } }],
+    });
+    expect(readings).toEqual([
+      { field: 'mcu_power_w', value: 65535 },
+      { field: 'ddr.ecc_sbe', value: -1 },
+    ]);
+  });
+
+  it('a GPU whose every reading was out of range is unreadable, not off the bus; one reading keeps it readable', () => {
+    const gpus = [
+      { index: 0, uuid: 'GPU-0', temperature_gpu: 1e300, power_draw_w: -1 },
+      { index: 1, uuid: 'GPU-1', temperature_gpu: 1e300, power_draw_w: 300 },
+      { index: 2, uuid: 'GPU-2', temperature_gpu: 1e300, readable: true },
+    ];
+    const snapshot = parseHdcJson(JSON.stringify({ family: 'nvidia', gpus }), DEFAULTS);
+    const parsed = snapshot.payload.family === 'nvidia' ? snapshot.payload.gpus : [];
+    expect(parsed.map((gpu) => [gpu.temperature_gpu, gpu.power_draw_w, gpu.readable])).toEqual([
+      [null, null, false],
+      [null, 300, undefined],
+      [null, null, true],
+    ]);
+  });
+
+  it('leaves what is not a number to the schema, which names the field', () => {
+    const text = HDC_ENVELOPE.replace('"temp_c": 52', '"temp_c": "hot"');
+    expect(() => parseHdcJson(text, DEFAULTS)).toThrow(ValidationError);
+    expect(() => parseHdcJson(text, DEFAULTS)).toThrow(/payload\.npus\[0\]\.temp_c/);
+  });
+});

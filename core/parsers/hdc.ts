@@ -3,10 +3,20 @@
  * whole `hdc.health/v1` envelope or only its payload. This reads either, with JSON syntax
  * errors located by line and column, and recognises MindCluster ConfigMap JSON (a related
  * but different format) so that it gets a clear refusal instead of a schema error.
+ *
+ * A reading outside what hardware can report (READING_BOUNDS) is read as null before the
+ * schema sees it, as the other tools' parsers read it: one glitching sensor makes one metric
+ * unreadable, not the whole output refused.
  */
 import { snapshotSchema, payloadSchema, type Payload, type Snapshot } from '../../contracts/index.js';
 import { ParseError, excerpt, parseWith } from '../errors.js';
-import { NotSnapshotError } from './common.js';
+import {
+  DEVICE_READINGS,
+  NotSnapshotError,
+  boundDeviceReadings,
+  type OnOutOfRange,
+  type ReadingOptions,
+} from './common.js';
 
 /** What `parse --from hdc` accepts, for error messages. */
 export const HDC_EXPECTED =
@@ -155,12 +165,55 @@ function isEnvelope(value: object): boolean {
   return 'schema' in value || 'payload' in value;
 }
 
+/** The items of `value` when it is an array, else none (the schema refuses it later). */
+function itemsOf(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** A field of `value` when it is an object. */
+function fieldOf(value: unknown, key: string): unknown {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+}
+
+/**
+ * Sets every reading of a payload as JSON gave it (not yet validated) that is a number out of
+ * range to null, telling `onOutOfRange`. A GPU every reading of which is then null, one or
+ * more of them for being out of range, is marked `readable: false` (unless it says otherwise):
+ * nothing of it could be read, which is not a GPU off the bus.
+ */
+function boundPayloadReadings(payload: unknown, onOutOfRange?: OnOutOfRange): void {
+  const family = fieldOf(payload, 'family');
+  if (family === '910B')
+    for (const npu of itemsOf(fieldOf(payload, 'npus')))
+      boundDeviceReadings(npu, DEVICE_READINGS.npu910, onOutOfRange);
+  if (family === '310P')
+    for (const card of itemsOf(fieldOf(payload, 'cards'))) {
+      boundDeviceReadings(card, DEVICE_READINGS.card310, onOutOfRange);
+      for (const chip of itemsOf(fieldOf(card, 'chips')))
+        boundDeviceReadings(chip, DEVICE_READINGS.chip310, onOutOfRange);
+    }
+  if (family === 'nvidia')
+    for (const gpu of itemsOf(fieldOf(payload, 'gpus'))) {
+      const nulled = boundDeviceReadings(gpu, DEVICE_READINGS.gpu, onOutOfRange);
+      if (nulled === 0) continue;
+      // Only an object holds a number to set to null: `gpu` is one here.
+      const fields = gpu as Record<string, unknown>;
+      const nothingRead = DEVICE_READINGS.gpu.every((field) => (fields[field] ?? null) === null);
+      if (nothingRead && fields.readable === undefined && fields.present !== false) fields.readable = false;
+    }
+}
+
 /**
  * Parses `hdc health -j` JSON into a validated snapshot. A whole envelope is validated as it
  * is; a bare payload (`{"family": ...}`) is wrapped in an envelope made from `defaults`.
+ * Readings out of range read as null, told to `options.onOutOfRange` (boundPayloadReadings).
  * Validation errors are ValidationErrors naming the field (`payload.npus[3].temp_c`).
  */
-export function parseHdcJson(text: string, defaults: EnvelopeDefaults): Snapshot {
+export function parseHdcJson(
+  text: string,
+  defaults: EnvelopeDefaults,
+  options: ReadingOptions = {},
+): Snapshot {
   const value = parseJsonText(text);
   const mind = mindClusterFormat(value);
   if (mind !== null) throw new NotSnapshotError(mind, HDC_EXPECTED, 1);
@@ -170,8 +223,14 @@ export function parseHdcJson(text: string, defaults: EnvelopeDefaults): Snapshot
       1,
     );
   }
-  if (isEnvelope(value)) return parseWith(snapshotSchema, value);
-  if ('family' in value) return wrapPayload(parseWith(payloadSchema, value, 'payload'), defaults);
+  if (isEnvelope(value)) {
+    boundPayloadReadings(fieldOf(value, 'payload'), options.onOutOfRange);
+    return parseWith(snapshotSchema, value);
+  }
+  if ('family' in value) {
+    boundPayloadReadings(value, options.onOutOfRange);
+    return wrapPayload(parseWith(payloadSchema, value, 'payload'), defaults);
+  }
   throw new ParseError(`JSON object without 'schema', 'payload' or 'family'; ${HDC_EXPECTED}`, 1);
 }
 

@@ -10,7 +10,15 @@ import { parseHdcJson, wrapPayload, type EnvelopeDefaults } from './hdc.js';
 import { parseNpuSmiTable } from './npu-smi.js';
 import { parseNvidiaSmi } from './nvidia-smi.js';
 
-export { NotSnapshotError, ToolError, normaliseBusId } from './common.js';
+export {
+  NotSnapshotError,
+  ToolError,
+  boundReading,
+  normaliseBusId,
+  type OnOutOfRange,
+  type OutOfRangeReading,
+  type ReadingOptions,
+} from './common.js';
 export { parseHdcJson, parseJsonText, HDC_EXPECTED } from './hdc.js';
 export {
   KernelLogScanner,

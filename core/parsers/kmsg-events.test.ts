@@ -1,7 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { readdirSync } from 'node:fs';
-import { KernelLogScanner, MAX_EVENT_LINE, kmsgSequence, parseKernelEvents } from './kmsg-events.js';
+import {
+  KernelLogScanner,
+  MAX_EVENT_LINE,
+  kernelTextLine,
+  kmsgSequence,
+  parseKernelEvents,
+  type KernelLogIgnoredReason,
+} from './kmsg-events.js';
 import { parseXidEvents } from './kmsg-xid.js';
 import { KMSG } from './testing.js';
 import { REAL_FIXTURES_DIR, describeWithRealFixtures, readRealFixture } from '../../test/fixtures.js';
@@ -258,6 +265,297 @@ describe('KernelLogScanner: line formats', () => {
   });
 });
 
+/** A scanner that also records what it ignored. */
+function scannerWithIgnored(): { scanner: KernelLogScanner; ignored: KernelLogIgnoredReason[] } {
+  const ignored: KernelLogIgnoredReason[] = [];
+  return { scanner: new KernelLogScanner({ onIgnored: (reason) => ignored.push(reason) }), ignored };
+}
+
+/** The events of /dev/kmsg reads, as the agent's follower hands them on. */
+const fromRecords = (...records: string[]): Array<[string, string | null, number | string | undefined]> => {
+  const scanner = new KernelLogScanner();
+  return records.flatMap((r) => scanner.pushRecord(r)).map((e) => [e.kind, e.busId, e.xid ?? e.severity]);
+};
+
+/**
+ * Hand-written kernel messages in the real drivers' layouts (bus ids and pids made up), so that
+ * the anchoring is tested without ../shared: each gives the events beside it.
+ */
+const KERNEL_MESSAGES: ReadonlyArray<[string, Array<[string, string | null, number | string | undefined]>]> =
+  [
+    [
+      "NVRM: Xid (PCI:0000:3b:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x1 partition 2, subpartition 1.",
+      [['xid', '0000:3B:00.0', 48]],
+    ],
+    [
+      "NVRM: Xid (PCI:0000:5e:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+      [
+        ['xid', '0000:5E:00.0', 79],
+        ['removed', '0000:5E:00.0', undefined],
+      ],
+    ],
+    [
+      'NVRM: GPU 0000:61:00.0: GPU has fallen off the bus.',
+      [
+        ['xid', '0000:61:00.0', 79],
+        ['removed', '0000:61:00.0', undefined],
+      ],
+    ],
+    [
+      'NVRM: The NVIDIA GPU 0000:b3:00.0\nNVRM: (PCI ID: 10de:2330) installed in this system has\nNVRM: fallen off the bus and is not responding to commands.',
+      [
+        ['xid', '0000:B3:00.0', 79],
+        ['removed', '0000:B3:00.0', undefined],
+      ],
+    ],
+    [
+      'pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:19:00.0',
+      [['aer', '0000:19:00.0', 'fatal']],
+    ],
+    ['pci 0000:1a:00.0: Removing from iommu group 27', [['removed', '0000:1A:00.0', undefined]]],
+  ];
+
+/** `text` as /dev/kmsg serves it: bytes below 0x20, from 0x7f, and `\` written as `\xNN`. */
+function kmsgEscape(text: string): string {
+  return [...new TextEncoder().encode(text)]
+    .map((b) =>
+      b < 0x20 || b >= 0x7f || b === 0x5c ? `\\x${b.toString(16).padStart(2, '0')}` : String.fromCharCode(b),
+    )
+    .join('');
+}
+
+/** One /dev/kmsg read: `priority` is facility × 8 + level. */
+const record = (priority: number, text: string, flags = '-'): string =>
+  `${priority},7,1000,${flags};${kmsgEscape(text)}\n SUBSYSTEM=pci\n DEVICE=+pci:0000:00:01.0\n`;
+
+describe('KernelLogScanner: only the kernel’s own messages count (issue 26)', () => {
+  it('the three forged lines of the issue give no XID and no removal', () => {
+    const { scanner, ignored } = scannerWithIgnored();
+    const events = [
+      // User space writes `myapp: …` to /dev/kmsg: the kernel gives it facility 1 (PRI 14).
+      record(14, 'myapp: NVRM: Xid (PCI:0000:3b:00): 79'),
+      // The kernel's own warning, naming a file the tenant chose.
+      record(4, "process '/tmp/NVRM: Xid (PCI:0000:5e:00): 48, DBE' started with executable stack"),
+      // A removal written from user space, and the same inside a kernel message.
+      record(12, 'pci 0000:3b:00.0: Removing from iommu group 27'),
+      record(
+        4,
+        "process '/tmp/pci 0000:3b:00.0: Removing from iommu group 27' started with executable stack",
+      ),
+    ].flatMap((r) => scanner.pushRecord(r));
+    expect(events).toEqual([]);
+    expect(ignored).toEqual(['facility', 'facility']);
+  });
+
+  it.each(KERNEL_MESSAGES)('the real layout still counts in a kernel record: %s', (message, expected) => {
+    expect(fromRecords(record(3, message))).toEqual(expected);
+  });
+
+  it.each(KERNEL_MESSAGES)('and gives nothing in a user record, whatever its facility: %s', (message) => {
+    // user (1), daemon (3), local7 (23), and 125: `<1000>` written to /dev/kmsg.
+    for (const facility of [1, 3, 23, 125]) {
+      const { scanner, ignored } = scannerWithIgnored();
+      expect(scanner.pushRecord(record(facility * 8 + 3, message))).toEqual([]);
+      expect(ignored).toEqual(['facility']);
+    }
+  });
+
+  it.each(KERNEL_MESSAGES)('nor anywhere but at the start of a kernel message: %s', (message) => {
+    for (const wrapped of [
+      `myapp: ${message}`,
+      ` ${message}`,
+      `process '/tmp/${message}' started with executable stack`,
+      `usb 1-1: Product: ${message}`,
+      `input: ${message} as /devices/virtual/input/input5`,
+    ]) {
+      expect([wrapped, fromRecords(record(6, wrapped))]).toEqual([wrapped, []]);
+    }
+  });
+
+  it('a line break in a string the kernel prints starts no message', () => {
+    // The NVIDIA driver prints the version string a client sends, line breaks and all.
+    const apiMismatch = [
+      'NVRM: API mismatch: the client has the version 1.0',
+      'NVRM: Xid (PCI:0000:3b:00): 79, pid=1, forged',
+      'NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus.',
+      'pci 0000:3b:00.0: Removing from iommu group 27, but',
+      'NVRM: this kernel module has the version 570.158.01.  Please',
+    ].join('\n');
+    const fileName = "process '/tmp/x\nNVRM: Xid (PCI:0000:5e:00): 48, DBE' started with executable stack";
+    expect(fromRecords(record(4, apiMismatch), record(4, fileName))).toEqual([]);
+    // The same as dmesg prints it: the later lines indented under the first.
+    const dmesg = `[ 9.000001] ${apiMismatch.split('\n').join('\n             ')}`;
+    expect(brief(dmesg)).toEqual([]);
+  });
+
+  it('a process name (comm, 15 bytes) at the start of a kernel message forges nothing', () => {
+    expect(
+      fromRecords(
+        record(6, 'NVRM: Xid (PCI:[4242]: segfault at 0 ip 0000000000401136 sp 00007ffd5e0c1a40 error 6'),
+        record(4, 'pci 0000:3b:00.[4242]: segfault at 0 ip 0000000000401136 sp 00007ffd5e0c1a40 error 6'),
+        record(4, 'NVRM: Xid (PCI: invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0'),
+        record(3, 'Out of memory: Killed process 4242 (NVRM: Xid (PCI:) total-vm:1000kB, anon-rss:10kB'),
+        record(3, 'INFO: task NVRM: Xid (PCI::4242 blocked for more than 120 seconds.'),
+        record(4, 'x 0000:3b:00.0: page allocation failure: order:0, mode:0x40cc0(GFP_KERNEL|__GFP_COMP)'),
+      ),
+    ).toEqual([]);
+  });
+
+  it('a "fallen off the bus" needs its own GPU: none is borrowed from the lines above', () => {
+    const text = [
+      '[ 1.000001] NVRM: GPU at PCI:0000:9b:00: GPU-509665ad-b600-ac93-3616-d754b23d636d',
+      '[ 1.000002] NVRM: API mismatch: the client has the version fallen off the bus, but',
+      '[ 1.000003] NVRM: fallen off the bus and is not responding to commands.',
+    ].join('\n');
+    expect(brief(text)).toEqual([]);
+  });
+
+  it('the wrapped message counts only whole, in order, from its own first line', () => {
+    const [first, second, third] = [
+      'NVRM: The NVIDIA GPU 0000:b3:00.0',
+      'NVRM: (PCI ID: 10de:2330) installed in this system has',
+      'NVRM: fallen off the bus and is not responding to commands.',
+    ];
+    expect(fromRecords(record(4, [first, third].join('\n')))).toEqual([]);
+    expect(fromRecords(record(4, [`${first} x`, second, third].join('\n')))).toEqual([]);
+    expect(fromRecords(record(4, first), record(12, second), record(4, third))).toEqual([]);
+    // Syslog writes each line of the record as a line of its own.
+    const syslog = [first, second, third].map((l) => `Feb  5 15:41:33 host kernel: [ 1843.308145] ${l}`);
+    expect(brief(syslog.join('\n'))).toEqual([
+      ['xid', '0000:B3:00.0', 79],
+      ['removed', '0000:B3:00.0', undefined],
+    ]);
+  });
+
+  it('an older kernel’s continuation fragment (flag +) starts mid-message: ignored', () => {
+    const { scanner, ignored } = scannerWithIgnored();
+    expect(scanner.pushRecord(record(4, 'pci 0000:3b:00.0: Removing from iommu group 27', '+'))).toEqual([]);
+    expect(ignored).toEqual(['fragment']);
+    // The first fragment (c) starts a message like any record.
+    expect(scanner.pushRecord(record(4, 'pci 0000:3b:00.0: Removing from iommu group 27', 'c'))).toHaveLength(
+      1,
+    );
+  });
+
+  it('pushRecord reads records only: dmesg text from the device is not a kernel message', () => {
+    expect(fromRecords('[ 1.0] pci 0000:3b:00.0: Removing from iommu group 27\n')).toEqual([]);
+  });
+
+  it('a record of another facility, written any way, never counts (property)', () => {
+    const pieces = fc.constantFrom(
+      ...KERNEL_MESSAGES.map(([message]) => message),
+      'NVRM: ',
+      '\n',
+      ' ',
+      'pci 0000:3b:00.0: ',
+    );
+    const text = fc
+      .array(fc.oneof(pieces, fc.string({ maxLength: 8 })), { maxLength: 6 })
+      .map((p) => p.join(''));
+    fc.assert(
+      fc.property(fc.integer({ min: 8, max: 2047 }), text, (priority, message) => {
+        expect(fromRecords(record(priority, message))).toEqual([]);
+      }),
+    );
+  });
+
+  it('text the kernel quotes inside its own message never counts (property)', () => {
+    const pieces = fc.constantFrom(...KERNEL_MESSAGES.map(([message]) => message), '\n', ' ', "'");
+    const quoted = fc
+      .array(fc.oneof(pieces, fc.string({ maxLength: 8 })), { maxLength: 6 })
+      .map((p) => p.join(''));
+    const comm = fc.string({ maxLength: 15 });
+    fc.assert(
+      fc.property(quoted, comm, (name, process) => {
+        const messages = [
+          `process '${name}' started with executable stack`,
+          `${process}[4242]: segfault at 0 ip 0000000000401136 sp 00007ffd5e0c1a40 error 6 in ${name}`,
+          `${process} invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0`,
+          `NVRM: API mismatch: the client has the version ${name}, but`,
+        ];
+        expect(fromRecords(...messages.map((m) => record(4, m)))).toEqual([]);
+      }),
+    );
+  });
+});
+
+describe('KernelLogScanner: a text line counts unless it says it is not the kernel’s', () => {
+  const XID = 'NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.';
+
+  it.each([
+    ['dmesg -x, facility user', `user  :warn  : [ 12.345678] ${XID}`],
+    ['dmesg -x, facility daemon, iso time', `daemon:err   : 2025-01-21T02:21:33,498559+00:00 ${XID}`],
+    ['dmesg -r, priority 14 (user, info)', `<14>[ 12.345678] ${XID}`],
+    ['a /dev/kmsg record of facility 1', `14,1,2,-;${XID}`],
+    ['a syslog line of another program', `Feb  5 15:41:33 host myapp[123]: ${XID}`],
+    ['a journal line of another program', `Feb 05 15:41:33 host NVRM: Xid (PCI:0000:3b:00): 79, x`],
+  ])('%s: ignored and counted', (_name, line) => {
+    const { scanner, ignored } = scannerWithIgnored();
+    expect(scanner.push(line)).toEqual([]);
+    // Its continuation lines go with it.
+    expect(scanner.push(`               ${XID}`)).toEqual([]);
+    expect(ignored).toEqual(['facility']);
+  });
+
+  it.each([
+    ['dmesg -x, facility kern', `kern  :warn  : [ 12.345678] ${XID}`],
+    ['dmesg -r, priority 4', `<4>[ 12.345678] ${XID}`],
+    ['a /dev/kmsg record of facility 0', `4,1,2,-;${XID}`],
+    ['a syslog line of the kernel, with its uptime', `Feb  5 15:41:33 host kernel: [ 1849.889955] ${XID}`],
+    ['journalctl -o short-iso', `2025-01-21T02:21:33+0000 host kernel: ${XID}`],
+    ['journalctl -o short-monotonic', `[ 1849.889955] host kernel: ${XID}`],
+    ['plain dmesg (no facility: trusted)', `[ 12.345678] ${XID}`],
+    ['dmesg with the caller id', `[   12.345678] [  T4242] ${XID}`],
+  ])('%s: counted', (_name, line) => {
+    const { scanner, ignored } = scannerWithIgnored();
+    expect(scanner.push(line).map((e) => e.kind)).toEqual(['xid', 'removed']);
+    expect(ignored).toEqual([]);
+  });
+
+  it.each<[string, string, string, string | null, string]>([
+    ['plain', 'NVRM: x', 'unstated', null, 'NVRM: x'],
+    ['dmesg -T', '[Sun Feb 23 16:24:18 2025] NVRM: x', 'unstated', '2025-02-23T16:24:18.000Z', 'NVRM: x'],
+    ['iso', '2024-11-15T12:02:03,470068+00:00 NVRM: x', 'unstated', '2024-11-15T12:02:03.470Z', 'NVRM: x'],
+    [
+      '-x',
+      'kern  :warn  : 2025-01-21T02:21:33,498559+02:00 NVRM: x',
+      'kernel',
+      '2025-01-21T00:21:33.498Z',
+      'NVRM: x',
+    ],
+    ['uptime', '[ 1843.308145] NVRM: x', 'unstated', null, 'NVRM: x'],
+    ['reltime', '[Feb23 16:24] NVRM: x', 'unstated', null, 'NVRM: x'],
+    ['a message that starts with a bracket', '[drm] NVRM: x', 'unstated', null, '[drm] NVRM: x'],
+    [
+      'a time later in the line',
+      'NVRM: x 2024-11-15T12:02:03',
+      'unstated',
+      null,
+      'NVRM: x 2024-11-15T12:02:03',
+    ],
+    [
+      'no facility word',
+      'a:b:c: 2024-11-15T12:02:03 NVRM: x',
+      'unstated',
+      null,
+      'a:b:c: 2024-11-15T12:02:03 NVRM: x',
+    ],
+    [
+      'dmesg iso, a message like `word word: `',
+      '2024-11-15T12:02:03 usb 1-1: new device',
+      'unstated',
+      '2024-11-15T12:02:03.000Z',
+      'usb 1-1: new device',
+    ],
+    ['syslog of the kernel', 'Feb  5 15:41:33 host kernel: NVRM: x', 'kernel', null, 'NVRM: x'],
+    ['syslog of a program', 'Feb  5 15:41:33 host sshd[12]: NVRM: x', 'other', null, 'NVRM: x'],
+    ['a copied syslog message', 'kernel: NVRM: x', 'kernel', null, 'NVRM: x'],
+    ['-r of user and -x of kern', '<14>kern  :warn  : NVRM: x', 'other', null, 'NVRM: x'],
+  ])('kernelTextLine, %s', (_name, line, origin, at, message) => {
+    expect(kernelTextLine(line)).toEqual({ origin, at, message });
+  });
+});
+
 describe('KernelLogScanner: hostile input', () => {
   it('cuts an event’s line to MAX_EVENT_LINE characters', () => {
     const [event] = parseKernelEvents(`pci 0000:3b:00.0: Removing from iommu group 3 ${'x'.repeat(100_000)}`);
@@ -300,14 +598,15 @@ describeWithRealFixtures('parseKernelEvents (real kernel logs)', () => {
   const fixtures = (): string[] =>
     readdirSync(REAL_FIXTURES_DIR).filter((name) => /^kmsg-.*\.txt$/.test(name));
 
-  it('finds in every recorded log exactly the XIDs parseXidEvents finds', () => {
+  it('finds in every recorded log one XID per Xid line the driver printed, as parseXidEvents does', () => {
     const names = fixtures();
     expect(names.length).toBeGreaterThanOrEqual(7);
     for (const name of names) {
       const text = readRealFixture(name);
-      const xids = parseKernelEvents(text)
-        .filter((e) => e.kind === 'xid')
-        .map((e) => [e.busId, e.xid, e.at]);
+      const events = parseKernelEvents(text).filter((e) => e.kind === 'xid');
+      const printed = text.split('\n').filter((line) => line.includes('NVRM: Xid (PCI:')).length;
+      expect([name, events.filter((e) => !e.inferred).length]).toEqual([name, printed]);
+      const xids = events.map((e) => [e.busId, e.xid, e.at]);
       expect([name, xids]).toEqual([name, parseXidEvents(text).map((e) => [e.bus_id, e.xid, e.at])]);
     }
   });
@@ -341,25 +640,34 @@ describeWithRealFixtures('parseKernelEvents (real kernel logs)', () => {
     }
   });
 
-  it('the same log as /dev/kmsg records gives the same events', () => {
-    // kmsg-xid-4 has uptime stamps: `[6781741.548768] text` becomes `4,<n>,6781741548768,-;text`.
-    const dmesg = readRealFixture('kmsg-xid-4.txt');
-    const records = dmesg
-      .split('\n')
-      .filter((line) => line.startsWith('['))
-      .map((line, n) => {
-        const close = line.indexOf('] ');
-        const micros = line.slice(1, close).trim().replace('.', '');
-        return `4,${n},${micros},-;${line.slice(close + 2)}\n SUBSYSTEM=pci`;
-      })
-      .join('\n');
-    expect(brief(records)).toEqual(brief(dmesg));
-    // kmsg-xid-5's wrapped message is one record whose line breaks are escaped.
-    const wrapped = readRealFixture('kmsg-xid-5.txt').split('\n').slice(0, 3);
-    const record = `4,9,1843308145,-;${wrapped.map((l) => l.replace(/^\[[^\]]{1,20}\]/, '').trim()).join('\\x0a')}`;
-    expect(brief(record)).toEqual([
-      ['xid', '0000:B3:00.0', 79],
-      ['removed', '0000:B3:00.0', undefined],
-    ]);
+  /**
+   * A dmesg log as the /dev/kmsg reads it came from, of `priority`: each message one record,
+   * the lines dmesg indents under it joined back with escaped line breaks.
+   */
+  function asRecords(dmesg: string, priority: number): string[] {
+    const messages: string[] = [];
+    for (const line of dmesg.split('\n').filter((l) => l.trim() !== '')) {
+      if (/^\s/.test(line) && messages.length > 0) messages.push(`${messages.pop() ?? ''}\n${line.trim()}`);
+      else messages.push(kernelTextLine(line).message);
+    }
+    return messages.map((message, n) => record(priority, message).replace(/^\d+,7,/, `${priority},${n},`));
+  }
+
+  it('every log as kernel /dev/kmsg records gives the same events; as user records, none', () => {
+    for (const name of fixtures()) {
+      const dmesg = readRealFixture(name);
+      const events = brief(dmesg);
+      expect([name, fromRecords(...asRecords(dmesg, 4))]).toEqual([name, events]);
+      expect([name, fromRecords(...asRecords(dmesg, 12))]).toEqual([name, []]);
+    }
+  });
+
+  it('every log read again as user-space lines (dmesg -x, facility user) gives nothing', () => {
+    for (const name of fixtures()) {
+      const lines = readRealFixture(name)
+        .split('\n')
+        .map((line) => (/^\s/.test(line) ? line : `user  :warn  : ${kernelTextLine(line).message}`));
+      expect([name, brief(lines.join('\n'))]).toEqual([name, []]);
+    }
   });
 });

@@ -1,25 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Gpu } from '../../contracts/index.js';
-import { attachXidEvents, lineTimestamp, parseXidEvents } from './kmsg-xid.js';
+import { attachXidEvents, parseXidEvents } from './kmsg-xid.js';
 import { emptyGpu } from './nvidia-smi.js';
 import { KMSG } from './testing.js';
 import { describeWithRealFixtures, readRealFixture } from '../../test/fixtures.js';
 
 const read = readRealFixture;
-
-describe('lineTimestamp', () => {
-  it.each([
-    ['[Sun Feb 23 16:24:18 2025] NVRM: x', '2025-02-23T16:24:18.000Z'],
-    ['2024-11-15T12:02:03,470068+00:00 NVRM: x', '2024-11-15T12:02:03.470Z'],
-    ['kern  :warn  : 2025-01-21T02:21:33,498559+02:00 NVRM: x', '2025-01-21T00:21:33.498Z'],
-    ['[ 1843.308145] NVRM: x', null],
-    ['NVRM: x', null],
-    ['NVRM: x 2024-11-15T12:02:03', null],
-    ['a:b:c: 2024-11-15T12:02:03 NVRM: x', null],
-  ])('%s', (line, expected) => {
-    expect(lineTimestamp(line)).toBe(expected);
-  });
-});
 
 describe('parseXidEvents (a synthetic log)', () => {
   const events = parseXidEvents(KMSG);
@@ -37,12 +23,27 @@ describe('parseXidEvents (a synthetic log)', () => {
       ['0000:2A:00.0', 79, false],
       ['0000:B3:00.0', 79, true],
     ]);
-    expect(events[2]).toMatchObject({ line: 5, at: null });
+    // The line that completes the open driver's wrapped message: its third.
+    expect(events[2]).toMatchObject({ line: 7, at: null });
   });
 
   it('infers one event per GPU however often the driver repeats the message', () => {
     const line = 'NVRM: GPU 0000:02:00.0: GPU has fallen off the bus.\n';
     expect(parseXidEvents(line.repeat(1000))).toHaveLength(1);
+  });
+});
+
+describe('parseXidEvents counts what the agent counts (issue 26)', () => {
+  it('ignores user-space lines and the driver prefix anywhere but at the start of a message', () => {
+    const text = [
+      'user  :warn  : 2025-01-21T02:21:33,498559+00:00 NVRM: Xid (PCI:0000:3b:00): 79, pid=1, x',
+      '14,3,4,-;NVRM: Xid (PCI:0000:3b:00): 48, pid=1, x',
+      "[ 12.000001] process '/tmp/NVRM: Xid (PCI:0000:5e:00): 48, DBE' started with executable stack",
+      '[ 12.000002] NVRM: API mismatch: the client has the version 1.0, but',
+      '              NVRM: Xid (PCI:0000:3b:00): 79, pid=1, forged in the version string',
+      '[ 12.000003] NVRM: Xid (PCI:0000:aa:00): 13, pid=2, name=python3, Graphics Exception',
+    ].join('\n');
+    expect(parseXidEvents(text).map((e) => [e.bus_id, e.xid, e.line])).toEqual([['0000:AA:00.0', 13, 6]]);
   });
 });
 
@@ -74,7 +75,7 @@ describeWithRealFixtures('parseXidEvents (real kernel logs)', () => {
 
   it('infers Xid 79 from the multi-line "fallen off the bus" message with no Xid line', () => {
     expect(parseXidEvents(read('kmsg-xid-5.txt'))).toEqual([
-      expect.objectContaining({ bus_id: '0000:B3:00.0', xid: 79, at: null, line: 1, inferred: true }),
+      expect.objectContaining({ bus_id: '0000:B3:00.0', xid: 79, at: null, line: 3, inferred: true }),
     ]);
   });
 

@@ -376,3 +376,108 @@ describeWithRealFixtures('npu-smi on real outputs', () => {
     expect(rows[0]?.name).toBe('Ascend 910A');
   });
 });
+
+describe('npu-smi readings outside what hardware can report', () => {
+  /** The parse's out-of-range readings, as `onOutOfRange` is told them. */
+  const told = (): { readings: unknown[]; onOutOfRange: (reading: unknown) => void } => {
+    const readings: unknown[] = [];
+    return { readings, onOutOfRange: (reading) => readings.push(reading) };
+  };
+
+  it('910B table: 65535 °C, 6553.5 % AI core and 4294967295 MB HBM (unread sensors) read as null', () => {
+    const glitching = [
+      '| 0     910B3               | OK            | 96.1        65535             0    / 0             |',
+      '| 0                         | 0000:C1:00.0  | 6553.5      0    / 0          4294967295/ 65536    |',
+    ];
+    const { readings, onOutOfRange } = told();
+    const p = parseNpuSmiTable([...HEAD_910, ...glitching, BORDER, ...ROW_1, BORDER].join('\n'), {
+      onOutOfRange,
+    });
+    if (p.family !== '910B') throw new Error('family');
+    expect(p.npus[0]).toMatchObject({
+      temp_c: null,
+      power_w: 96.1,
+      aicore_pct: null,
+      hbm: { used_mb: null, total_mb: 65536 },
+    });
+    // The other NPU reads as it is.
+    expect(p.npus[1]).toMatchObject({ temp_c: 40, power_w: 98, aicore_pct: 3 });
+    expect(readings).toEqual([
+      { field: 'temp_c', value: 65535 },
+      { field: 'aicore_pct', value: 6553.5 },
+      { field: 'hbm.used_mb', value: 4294967295 },
+    ]);
+  });
+
+  it('310P table: a chip printing -1 W and 255 °C, the values just inside kept', () => {
+    const table = NPU_SMI_310P_TABLE.replace('| NA           45  ', '| -1           255 ').replace(
+      '| NA           47  ',
+      '| 0            200 ',
+    );
+    const { readings, onOutOfRange } = told();
+    const p = parseNpuSmiTable(table, { onOutOfRange });
+    if (p.family !== '310P') throw new Error('family');
+    expect(p.cards[0]?.chips.map((c) => [c.temperature, c.power_w])).toEqual([
+      [null, null],
+      [200, 0],
+    ]);
+    expect(readings).toEqual([
+      { field: 'temperature', value: 255 },
+      { field: 'power_w', value: -1 },
+    ]);
+  });
+
+  it('reads out-of-range values as null without a listener too (parse of a saved output)', () => {
+    const p = parseNpuSmiTable(NPU_SMI_910B_TABLE.replace('| 124.9       41  ', '| 124.9       9999'));
+    if (p.family !== '910B') throw new Error('family');
+    expect(p.npus[0]?.temp_c).toBeNull();
+  });
+
+  it('-t ecc: -1 and 2^53 counts are null, told by their snapshot field', () => {
+    const ecc = NPU_SMI_T_ECC.replace(
+      'DDR Single Bit Error Count     : 2',
+      'DDR Single Bit Error Count     : -1',
+    ).replace('HBM Double Bit Error Count     : 1', 'HBM Double Bit Error Count     : 9007199254740992');
+    const { readings, onOutOfRange } = told();
+    expect(parseNpuSmiInfo(ecc, { onOutOfRange }).ecc).toEqual({
+      ddrSingleBit: null,
+      ddrDoubleBit: null,
+      hbmSingleBit: 7,
+      hbmDoubleBit: null,
+    });
+    expect(readings).toEqual([
+      { field: 'ddr.ecc_sbe', value: -1 },
+      { field: 'hbm.ecc.double_bit', value: 9007199254740992 },
+    ]);
+  });
+
+  it('-t power 65535 W is null; -t common gives way to the other power key and drops a 65535 °C chip', () => {
+    const { readings, onOutOfRange } = told();
+    const power = NPU_SMI_T_POWER.replace(': 42.9', ': 65535');
+    expect(parseNpuSmiInfo(power, { onOutOfRange }).mcuPowerW).toBeNull();
+    const common = [
+      '\tNPU ID                         : 2944',
+      '\tChip Count                     : 2',
+      '',
+      '\tChip ID                        : 0',
+      '\tAicore Freq(MHZ)               : 1080',
+      '\tTemperature(C)                 : 65535',
+      '',
+      '\tChip ID                        : 1',
+      '\tTemperature(C)                 : 47',
+      '',
+      '\tChip Name                      : mcu',
+      '\tNPU Real-time Power(W)         : 65535',
+      '\tPower Dissipation(W)           : 42.8',
+      '',
+    ].join('\n');
+    const record = parseNpuSmiInfo(common, { onOutOfRange });
+    expect(record.chipTemperatures).toEqual({ 0: null, 1: 47 });
+    expect(record.mcuPowerW).toBe(42.8);
+    expect(readings).toEqual([
+      { field: 'mcu_power_w', value: 65535 },
+      { field: 'temperature', value: 65535 },
+      { field: 'mcu_power_w', value: 65535 },
+    ]);
+  });
+});

@@ -9,18 +9,26 @@
  * - `npu-smi info -t <type> -i <id> [-c <chip>]`: `key : value` blocks (health, ecc, board,
  *   power, usages, common, product) into a typed record the agent merges into the table.
  * - `npu-smi info -m`: the card/chip/logic-id mapping.
+ *
+ * A number outside what hardware can report (READING_BOUNDS: 65535 printed for a sensor the
+ * tool could not read) is read as null and told to the options' `onOutOfRange`.
  */
 import type { Card310, Chip310, Npu910 } from '../../contracts/index.js';
 import { ParseError, excerpt, quoted } from '../errors.js';
 import {
+  DEVICE_READINGS,
   NO_UNIT,
   NotSnapshotError,
   ToolError,
+  boundDeviceReadings,
+  boundReading,
   isNullCell,
   leadingWords,
   requireNumber,
   splitLines,
   words,
+  type OnOutOfRange,
+  type ReadingOptions,
 } from './common.js';
 
 /** A 910B-family payload as the table shows it. */
@@ -229,7 +237,7 @@ function value(row: ChipRow, key: string): number | null {
   return text === undefined ? null : requireNumber(text, key, row.line, NO_UNIT);
 }
 
-function toNpu910(row: ChipRow, layout: Layout): Npu910 {
+function toNpu910(row: ChipRow, layout: Layout, onOutOfRange: OnOutOfRange | undefined): Npu910 {
   const hbm = usage(row, 'hbm-usage', row.line + 1);
   const npu: Npu910 = {
     npu: row.npu,
@@ -251,12 +259,13 @@ function toNpu910(row: ChipRow, layout: Layout): Npu910 {
     present: true,
   };
   if (layout.secondId === 'phy') npu.phy_id = row.secondId;
+  boundDeviceReadings(npu, DEVICE_READINGS.npu910, onOutOfRange);
   return npu;
 }
 
-function toChip310(row: ChipRow): Chip310 {
+function toChip310(row: ChipRow, onOutOfRange: OnOutOfRange | undefined): Chip310 {
   const ddr = usage(row, 'memory-usage', row.line + 1);
-  return {
+  const chip: Chip310 = {
     chip: row.chip,
     device_id: row.secondId ?? row.chip,
     health: row.health,
@@ -266,10 +275,12 @@ function toChip310(row: ChipRow): Chip310 {
     error_codes: [],
     present: true,
   };
+  boundDeviceReadings(chip, DEVICE_READINGS.chip310, onOutOfRange);
+  return chip;
 }
 
 /** Groups 310-family rows into cards by NPU id, in the table's order. */
-function toCards(rows: readonly ChipRow[]): Card310[] {
+function toCards(rows: readonly ChipRow[], onOutOfRange: OnOutOfRange | undefined): Card310[] {
   const cards = new Map<number, Card310>();
   for (const row of rows) {
     let card = cards.get(row.npu);
@@ -279,7 +290,7 @@ function toCards(rows: readonly ChipRow[]): Card310[] {
       cards.set(row.npu, card);
     }
     card.bus_id ??= row.busId;
-    card.chips.push(toChip310(row));
+    card.chips.push(toChip310(row, onOutOfRange));
   }
   return [...cards.values()];
 }
@@ -344,9 +355,9 @@ export function findNpuSmiHeader(lines: readonly string[]): number {
  * a row cut mid-way is a ParseError naming its line. The table announces no NPU count, so a
  * cut between two NPUs cannot be seen here: an NPU that the table leaves out is found by the
  * agent's inventory (`/dev/davinci*`, `npu-smi info -m`) and sent as `present: false`.
- * Tool failures (dcmi init errors) throw ToolError.
+ * Tool failures (dcmi init errors) throw ToolError. A value out of range reads as null.
  */
-export function parseNpuSmiTable(text: string): NpuSmiTablePayload {
+export function parseNpuSmiTable(text: string, options: ReadingOptions = {}): NpuSmiTablePayload {
   const lines = splitLines(text);
   checkNpuSmiToolError(lines);
   const header = findNpuSmiHeader(lines);
@@ -358,9 +369,10 @@ export function parseNpuSmiTable(text: string): NpuSmiTablePayload {
   if (rows.length === 0) throw new ParseError('the npu-smi table lists no NPU', header + 1);
   const version = readVersion(lines);
   const base = version === undefined ? {} : { driver_version: version };
+  const { onOutOfRange } = options;
   if (layout.family === '910B')
-    return { family: '910B', ...base, npus: rows.map((row) => toNpu910(row, layout)) };
-  return { family: '310P', ...base, cards: toCards(rows) };
+    return { family: '910B', ...base, npus: rows.map((row) => toNpu910(row, layout, onOutOfRange)) };
+  return { family: '310P', ...base, cards: toCards(rows, onOutOfRange) };
 }
 
 /** The error for an npu-smi output that is not the table: names what it is when it can. */
@@ -499,24 +511,42 @@ function findNumber(sections: readonly NpuSmiSection[], key: string): number | n
   return section === undefined ? null : sectionNumber(section, key);
 }
 
-function readEcc(sections: readonly NpuSmiSection[]): NpuSmiEcc {
-  const count = (key: string): number | null => {
-    const n = findNumber(sections, key);
-    return n === null || n < 0 ? null : n;
-  };
+function readEcc(sections: readonly NpuSmiSection[], onOutOfRange: OnOutOfRange | undefined): NpuSmiEcc {
   return {
-    ddrSingleBit: count('DDR Single Bit Error Count'),
-    ddrDoubleBit: count('DDR Double Bit Error Count'),
-    hbmSingleBit: count('HBM Single Bit Error Count'),
-    hbmDoubleBit: count('HBM Double Bit Error Count'),
+    ddrSingleBit: boundReading(
+      findNumber(sections, 'DDR Single Bit Error Count'),
+      'ddr.ecc_sbe',
+      onOutOfRange,
+    ),
+    ddrDoubleBit: boundReading(
+      findNumber(sections, 'DDR Double Bit Error Count'),
+      'ddr.ecc_dbe',
+      onOutOfRange,
+    ),
+    hbmSingleBit: boundReading(
+      findNumber(sections, 'HBM Single Bit Error Count'),
+      'hbm.ecc.single_bit',
+      onOutOfRange,
+    ),
+    hbmDoubleBit: boundReading(
+      findNumber(sections, 'HBM Double Bit Error Count'),
+      'hbm.ecc.double_bit',
+      onOutOfRange,
+    ),
   };
 }
 
-/** Card power: `-t power` prints it in the MCU block, `-t common` as NPU Real-time Power. */
-function readMcuPower(sections: readonly NpuSmiSection[]): number | null {
-  const common = findNumber(sections, 'NPU Real-time Power(W)');
+/**
+ * Card power: `-t power` prints it in the MCU block, `-t common` as NPU Real-time Power. One
+ * out of range is told and gives way to the other.
+ */
+function readMcuPower(
+  sections: readonly NpuSmiSection[],
+  onOutOfRange: OnOutOfRange | undefined,
+): number | null {
+  const common = boundReading(findNumber(sections, 'NPU Real-time Power(W)'), 'mcu_power_w', onOutOfRange);
   if (common !== null) return common;
-  return findNumber(sections, 'Power Dissipation(W)');
+  return boundReading(findNumber(sections, 'Power Dissipation(W)'), 'mcu_power_w', onOutOfRange);
 }
 
 /** Hex fault codes of `Error Code` (`A4025021 8C03A000`); NA gives []. */
@@ -532,9 +562,11 @@ function readErrorCodes(text: string | undefined, line: number): string[] {
  * Parses one `npu-smi info -t <type> -i <id> [-c <chip>]` output (TAB- or space-indented
  * `key : value` lines, blocks separated by blank lines, `Chip ID` at the start or the end of
  * its block) into a typed record. The agent merges it into the table's snapshot: health error
- * codes, ECC counters, 310P MCU card power.
+ * codes, ECC counters, 310P MCU card power. A reading out of range (ECC counts, power, chip
+ * temperatures) reads as null.
  */
-export function parseNpuSmiInfo(text: string): NpuSmiInfoRecord {
+export function parseNpuSmiInfo(text: string, options: ReadingOptions = {}): NpuSmiInfoRecord {
+  const { onOutOfRange } = options;
   const lines = splitLines(text);
   checkNpuSmiToolError(lines);
   const sections = readSections(lines);
@@ -544,7 +576,8 @@ export function parseNpuSmiInfo(text: string): NpuSmiInfoRecord {
   const errorLine = lines.findIndex((line) => /^\s*Error Code\s*:/.test(line)) + 1;
   const temps: Record<number, number | null> = {};
   for (const s of sections)
-    if (s.chip !== null && 'Temperature(C)' in s.fields) temps[s.chip] = sectionNumber(s, 'Temperature(C)');
+    if (s.chip !== null && 'Temperature(C)' in s.fields)
+      temps[s.chip] = boundReading(sectionNumber(s, 'Temperature(C)'), 'temperature', onOutOfRange);
   const info = find(sections, 'Error Information');
   const bus = find(sections, 'PCIe Bus Info');
   return {
@@ -555,8 +588,8 @@ export function parseNpuSmiInfo(text: string): NpuSmiInfoRecord {
     health: find(sections, 'Health Status') ?? null,
     errorCodes: readErrorCodes(find(sections, 'Error Code'), errorLine),
     errorInformation: info === undefined || isNullCell(info) ? null : info,
-    ecc: type === 'ecc' ? readEcc(sections) : null,
-    mcuPowerW: readMcuPower(sections),
+    ecc: type === 'ecc' ? readEcc(sections, onOutOfRange) : null,
+    mcuPowerW: readMcuPower(sections, onOutOfRange),
     chipTemperatures: temps,
     busId: bus === undefined || isNullCell(bus) ? null : bus,
   };

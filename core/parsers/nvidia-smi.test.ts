@@ -597,3 +597,91 @@ describe('hostile lines end quickly, quoting an excerpt', () => {
     expect((error as ToolError).lostBusIds).toEqual(['0000:07:00.0']);
   });
 });
+
+describe('nvidia-smi readings outside what hardware can report', () => {
+  /** The parse's out-of-range readings, as `onOutOfRange` is told them. */
+  const told = (): { readings: unknown[]; onOutOfRange: (reading: unknown) => void } => {
+    const readings: unknown[] = [];
+    return { readings, onOutOfRange: (reading) => readings.push(reading) };
+  };
+  /** A row of the agent's query (DEFAULT_QUERY_FIELDS) of a node of `count` GPUs. */
+  const agentRow = (index: number, metrics: string, count = 1): string =>
+    `${index}, GPU-${index}, 00000000:1${index}:00.0, NVIDIA H100 80GB HBM3, ${metrics}, ${count}`;
+
+  it('the agent query: a huge temperature and a -1 ECC count are null, the GPU still read', () => {
+    const text = [
+      agentRow(0, '4294967295, 71.20, -1, 0, 5, 16', 2),
+      agentRow(1, '35, 69.85, 2, 1, 5, 16', 2),
+    ].join('\n');
+    const { readings, onOutOfRange } = told();
+    const { payload } = parseNvidiaCsv(text, DEFAULT_QUERY_FIELDS, { onOutOfRange });
+    expect(payload.gpus[0]).toMatchObject({
+      temperature_gpu: null,
+      power_draw_w: 71.2,
+      ecc_corrected_volatile: null,
+      ecc_uncorrected_volatile: 0,
+    });
+    expect(payload.gpus[0]).not.toHaveProperty('readable');
+    expect(payload.gpus[1]).toMatchObject({ temperature_gpu: 35, ecc_corrected_volatile: 2 });
+    expect(readings).toEqual([
+      { field: 'temperature_gpu', value: 4294967295 },
+      { field: 'ecc_corrected_volatile', value: -1 },
+    ]);
+  });
+
+  it('keeps the values just inside the bounds: 200 °C, 10 kW, PCIe gen 16 x32', () => {
+    const gpu = parseNvidiaCsv(agentRow(0, '200, 10000, 0, 0, 16, 32'), DEFAULT_QUERY_FIELDS).payload.gpus[0];
+    expect(gpu).toMatchObject({
+      temperature_gpu: 200,
+      power_draw_w: 10000,
+      pcie_link_gen: 16,
+      pcie_link_width: 32,
+    });
+  });
+
+  it('a GPU whose every number is out of range, the rest N/A, is listed but unreadable, not off the bus', () => {
+    const { readings, onOutOfRange } = told();
+    const { payload } = parseNvidiaCsv(
+      agentRow(0, '65535, 65535, [N/A], [N/A], 255, 255'),
+      DEFAULT_QUERY_FIELDS,
+      { onOutOfRange },
+    );
+    expect(payload.gpus[0]).toMatchObject({ readable: false, temperature_gpu: null, power_draw_w: null });
+    expect(readings).toHaveLength(4);
+    // An error spelling among them is a GPU in trouble: the contract's off-the-bus rule applies.
+    const inTrouble = parseNvidiaCsv(
+      agentRow(0, '65535, ERR!, [N/A], [N/A], N/A, N/A'),
+      DEFAULT_QUERY_FIELDS,
+    );
+    expect(inTrouble.payload.gpus[0]).not.toHaveProperty('readable');
+  });
+
+  it('-q: a 65535 W draw gives way to the average draw; 65535 °C is no temperature', () => {
+    const text = NVIDIA_Q.replace(/(GPU Current Temp\s+:) 44 C/, '$1 65535 C').replace(
+      /(Power Draw\s+:) 61.50 W/,
+      '$1 65535.00 W\n        Average Power Draw                : 60.00 W',
+    );
+    const { readings, onOutOfRange } = told();
+    const gpu = parseNvidiaQuery(text, { onOutOfRange }).payload.gpus[0];
+    expect(gpu).toMatchObject({ temperature_gpu: null, power_draw_w: 60, ecc_corrected_volatile: 5 });
+    expect(readings).toEqual([
+      { field: 'power_draw_w', value: 65535 },
+      { field: 'temperature_gpu', value: 65535 },
+    ]);
+  });
+
+  it('-q -x and the table read an out-of-range temperature as null', () => {
+    const xml = NVIDIA_XML.replace('<gpu_temp>27 C</gpu_temp>', '<gpu_temp>-128 C</gpu_temp>');
+    expect(parseNvidiaXml(xml).payload.gpus.map((g) => g.temperature_gpu)).toEqual([null, 28]);
+    const { readings, onOutOfRange } = told();
+    const table = parseNvidiaTable(NVIDIA_TABLE.replace('| N/A   49C ', '| N/A  999C '), { onOutOfRange });
+    expect(table.payload.gpus.map((g) => g.temperature_gpu)).toEqual([null, 51]);
+    expect(readings).toEqual([{ field: 'temperature_gpu', value: 999 }]);
+    // parseNvidiaSmi passes the listener on to the table.
+    const viaDetect = told();
+    parseNvidiaSmi(NVIDIA_TABLE.replace('| N/A   49C ', '| N/A  999C '), undefined, {
+      onOutOfRange: viaDetect.onOutOfRange,
+    });
+    expect(viaDetect.readings).toHaveLength(1);
+  });
+});

@@ -14,14 +14,20 @@
  * `readable: false`, so it is not taken for a GPU off the bus. A GPU whose cells are error
  * spellings (`ERR!`, `[Unknown Error]`) keeps null metrics without the flag: that is how a GPU
  * in trouble reads, and the contract's off-the-bus rule applies to it.
+ *
+ * A number outside what hardware can report (READING_BOUNDS: a temperature of 4294967295) is
+ * read as null and told to `onOutOfRange`; a GPU whose every number was such, the rest plain
+ * "not available", is `readable: false` too: nothing of it could be read.
  */
 import type { Gpu } from '../../contracts/index.js';
 import { ParseError, excerpt, quoted } from '../errors.js';
 import {
+  DEVICE_READINGS,
   NO_UNIT,
   NotSnapshotError,
   ToolError,
-  asCounter,
+  boundDeviceReadings,
+  boundReading,
   ctimeToIso,
   firstContentLine,
   isBlank,
@@ -31,6 +37,8 @@ import {
   requireNumber,
   splitLines,
   words,
+  type OnOutOfRange,
+  type ReadingOptions,
   type Units,
 } from './common.js';
 
@@ -46,8 +54,8 @@ export interface NvidiaParsed {
   driverCount: number | null;
 }
 
-/** How strictly the parsers read. */
-export interface NvidiaParseOptions {
+/** How strictly the parsers read, and where numbers out of range are told. */
+export interface NvidiaParseOptions extends ReadingOptions {
   /**
    * When the driver's count says more GPUs than the output lists, return the GPUs listed
    * (with `driverCount`) instead of refusing the output as cut short. For the agent, which
@@ -109,15 +117,24 @@ export function emptyGpu(index: number): Gpu {
 const NOT_AVAILABLE = new Set(['NA', 'N/A', '[N/A]', '[Not Supported]', 'Not Supported', '-', '--']);
 
 /**
- * Marks a GPU `readable: false` when the tool listed it (it has a uuid or bus id) and every
- * health metric it printed for it is a plain "not available" (`texts`, at least one): the
- * vGPU guest's N/A row. Any error spelling or number among them leaves the GPU as it is.
+ * Reads `gpu`'s out-of-range numbers as null (boundDeviceReadings), then marks it
+ * `readable: false` when the tool listed it (it has a uuid or bus id) and every health metric
+ * it printed for it (`texts`, at least one) is a plain "not available", the vGPU guest's N/A
+ * row, or a number that was no reading (out of range: every metric is then null). Any error
+ * spelling or reading among them leaves the GPU as it is.
  */
-function markUnreadable(gpu: Gpu, texts: ReadonlyArray<string | null | undefined>): Gpu {
+function boundAndMarkUnreadable(
+  gpu: Gpu,
+  texts: ReadonlyArray<string | null | undefined>,
+  onOutOfRange: OnOutOfRange | undefined,
+): Gpu {
+  boundDeviceReadings(gpu, DEVICE_READINGS.gpu, onOutOfRange);
   const printed = texts.filter((text): text is string => text !== null && text !== undefined);
   const listed = gpu.uuid !== null || gpu.bus_id !== null;
-  if (listed && printed.length > 0 && printed.every((text) => NOT_AVAILABLE.has(text.trim())))
-    gpu.readable = false;
+  const nothingRead = DEVICE_READINGS.gpu.every((field) => gpu[field] === null);
+  const unread = (text: string): boolean =>
+    NOT_AVAILABLE.has(text.trim()) || (nothingRead && typeof readNumber(text) === 'number');
+  if (listed && printed.length > 0 && printed.every(unread)) gpu.readable = false;
   return gpu;
 }
 
@@ -261,8 +278,17 @@ function canonicalField(name: string): string {
   return FIELD_ALIASES[name] ?? name;
 }
 
-/** Fills one GPU from a CSV row; `line` names the row in errors. */
-function gpuFromCsv(fields: readonly string[], cells: readonly string[], order: number, line: number): Gpu {
+/**
+ * Fills one GPU from a CSV row: `where.order` is its index when the row prints none, and
+ * `where.line` names the row in errors.
+ */
+function gpuFromCsv(
+  fields: readonly string[],
+  cells: readonly string[],
+  where: { order: number; line: number },
+  onOutOfRange: OnOutOfRange | undefined,
+): Gpu {
+  const { order, line } = where;
   const byName = new Map<string, string>();
   fields.forEach((field, i) => {
     const key = canonicalField(field);
@@ -287,14 +313,17 @@ function gpuFromCsv(fields: readonly string[], cells: readonly string[], order: 
   gpu.bus_id = bus === null ? null : (normaliseBusId(bus) ?? bus);
   gpu.name = text('name') ?? '';
   gpu.temperature_gpu = num('temperature.gpu');
-  gpu.power_draw_w = num('power.draw') ?? num('power.draw.average');
-  gpu.ecc_corrected_volatile = asCounter(num('ecc.errors.corrected.volatile.total'));
-  gpu.ecc_uncorrected_volatile = asCounter(num('ecc.errors.uncorrected.volatile.total'));
+  // An instant draw out of range gives way to the average, when both were queried.
+  gpu.power_draw_w =
+    boundReading(num('power.draw'), 'power_draw_w', onOutOfRange) ?? num('power.draw.average');
+  gpu.ecc_corrected_volatile = num('ecc.errors.corrected.volatile.total');
+  gpu.ecc_uncorrected_volatile = num('ecc.errors.uncorrected.volatile.total');
   gpu.pcie_link_gen = num('pcie.link.gen.current');
   gpu.pcie_link_width = num('pcie.link.width.current');
-  return markUnreadable(
+  return boundAndMarkUnreadable(
     gpu,
     HEALTH_FIELDS.map((field) => byName.get(field)),
+    onOutOfRange,
   );
 }
 
@@ -400,7 +429,7 @@ export function parseNvidiaCsv(
       const source = hasHeader ? 'the header' : `the field list (${excerpt(names.join(','), 200)})`;
       throw new ParseError(`row has ${cells.length} columns but ${source} has ${names.length}`, i + 1);
     }
-    gpus.push(gpuFromCsv(names, cells, gpus.length, i + 1));
+    gpus.push(gpuFromCsv(names, cells, { order: gpus.length, line: i + 1 }, options.onOutOfRange));
     timestamp ??= csvTimestamp(cells[names.indexOf('timestamp')]);
     const version = cells[names.indexOf('driver_version')];
     if (names.includes('driver_version') && version && !isNullCell(version)) driver ??= version;
@@ -688,8 +717,8 @@ function readEcc(gpu: QNode): { corrected: number | null; uncorrected: number | 
   const single = child(volatile, 'single bit');
   if (single) {
     return {
-      corrected: asCounter(numAt(single, Q_UNITS.count, ['total'])),
-      uncorrected: asCounter(numAt(child(volatile, 'double bit'), Q_UNITS.count, ['total'])),
+      corrected: numAt(single, Q_UNITS.count, ['total']),
+      uncorrected: numAt(child(volatile, 'double bit'), Q_UNITS.count, ['total']),
     };
   }
   return {
@@ -701,24 +730,30 @@ function readEcc(gpu: QNode): { corrected: number | null; uncorrected: number | 
 /** The power keys of `-q`, newest spelling first (the first with a value is the draw). */
 const POWER_KEYS = ['power draw', 'instantaneous power draw', 'instant power draw', 'average power draw'];
 
-function readPower(gpu: QNode): number | null {
+/** The first power reading within bounds; one out of range is told and gives way to the next. */
+function readPower(gpu: QNode, onOutOfRange: OnOutOfRange | undefined): number | null {
   const section = child(gpu, 'gpu power readings', 'power readings');
   for (const key of POWER_KEYS) {
-    const value = numAt(section, Q_UNITS.power, [key]);
+    const value = boundReading(numAt(section, Q_UNITS.power, [key]), 'power_draw_w', onOutOfRange);
     if (value !== null) return value;
   }
   return null;
 }
 
 /** One GPU from its `-q` block or `<gpu>` element. */
-function gpuFromTree(node: QNode, index: number, busText: string): Gpu {
+function gpuFromTree(
+  node: QNode,
+  index: number,
+  busText: string,
+  onOutOfRange: OnOutOfRange | undefined,
+): Gpu {
   const gpu = emptyGpu(index);
   const uuid = at(node, ['gpu uuid', 'uuid']);
   gpu.uuid = uuid === undefined || isNullCell(uuid) ? null : uuid;
   gpu.bus_id = normaliseBusId(busText) ?? at(node, ['pci'], ['bus id', 'pci bus id']) ?? null;
   gpu.name = at(node, ['product name']) ?? '';
   gpu.temperature_gpu = numAt(node, Q_UNITS.temperature, ['temperature'], ['gpu current temp', 'gpu temp']);
-  gpu.power_draw_w = readPower(node);
+  gpu.power_draw_w = readPower(node, onOutOfRange);
   const ecc = readEcc(node);
   gpu.ecc_corrected_volatile = ecc.corrected;
   gpu.ecc_uncorrected_volatile = ecc.uncorrected;
@@ -730,7 +765,7 @@ function gpuFromTree(node: QNode, index: number, busText: string): Gpu {
     ['link width', 'link widths'],
     ['current', 'current link width'],
   );
-  return markUnreadable(gpu, metricTexts(node, link));
+  return boundAndMarkUnreadable(gpu, metricTexts(node, link), onOutOfRange);
 }
 
 /** The texts `-q` printed for the health metrics of one GPU (those it printed at all). */
@@ -818,7 +853,7 @@ export function parseNvidiaQuery(text: string, options: NvidiaParseOptions = {})
     { blocks: blocks.length, what: 'block', fallbackLine: blocks[0]?.line ?? 1 },
     options.allowMissingGpus === true,
   );
-  const gpus = blocks.map((block, i) => gpuFromTree(block, i, block.key.slice(4)));
+  const gpus = blocks.map((block, i) => gpuFromTree(block, i, block.key.slice(4), options.onOutOfRange));
   return withDriver(gpus, at(root, ['driver version']), at(root, ['timestamp']), driverCount);
 }
 
@@ -838,7 +873,12 @@ export function parseNvidiaXml(text: string, options: NvidiaParseOptions = {}): 
     options.allowMissingGpus === true,
   );
   const gpus = blocks.map((block, i) =>
-    gpuFromTree(block, i, block.attrs['id'] ?? at(block, ['pci'], ['pci bus id']) ?? ''),
+    gpuFromTree(
+      block,
+      i,
+      block.attrs['id'] ?? at(block, ['pci'], ['pci bus id']) ?? '',
+      options.onOutOfRange,
+    ),
   );
   return withDriver(gpus, at(log, ['driver version']), at(log, ['timestamp']), driverCount);
 }
@@ -909,7 +949,7 @@ function tableMetricRow(line: string): { temperature: string; power: string } | 
  * between two GPU blocks cannot be seen here. The agent queries CSV (with `count`) or `-q`,
  * which can; a GPU that no output lists is the agent's inventory check (`present: false`).
  */
-export function parseNvidiaTable(text: string): NvidiaParsed {
+export function parseNvidiaTable(text: string, options: ReadingOptions = {}): NvidiaParsed {
   const lines = splitLines(text);
   checkNvidiaSmiToolError(lines);
   const gpus: Gpu[] = [];
@@ -928,12 +968,12 @@ export function parseNvidiaTable(text: string): NvidiaParsed {
     gpu.name = row.name;
     gpu.bus_id = normaliseBusId(row.busId);
     // `Off`/`On`/`N/A`: ECC disabled or MIG mode, no count.
-    gpu.ecc_uncorrected_volatile = asCounter(readNumber(row.ecc) ?? null);
+    gpu.ecc_uncorrected_volatile = readNumber(row.ecc) ?? null;
     gpu.temperature_gpu = requireNumber(metrics.temperature, 'temperature', i + 2, Q_UNITS.temperature);
     gpu.power_draw_w = requireNumber(metrics.power, 'power draw', i + 2, Q_UNITS.power);
     // `Off`/`On` (ECC disabled) is a setting, not a reading: only a count or N/A speaks.
     const ecc = row.ecc === 'Off' || row.ecc === 'On' ? null : row.ecc;
-    gpus.push(markUnreadable(gpu, [metrics.temperature, metrics.power, ecc]));
+    gpus.push(boundAndMarkUnreadable(gpu, [metrics.temperature, metrics.power, ecc], options.onOutOfRange));
     i++;
   }
   if (gpus.length === 0)
@@ -989,7 +1029,7 @@ export function parseNvidiaSmi(
   const kind = detectNvidiaSmiKind(text);
   if (kind === 'xml') return parseNvidiaXml(text, options);
   if (kind === 'query') return parseNvidiaQuery(text, options);
-  if (kind === 'table') return parseNvidiaTable(text);
+  if (kind === 'table') return parseNvidiaTable(text, options);
   if (kind === 'csv') return parseNvidiaCsv(text, fields, options);
   const line = firstContentLine(lines);
   if (lines.every((l) => l.trim() === '')) throw new ParseError('empty nvidia-smi output', 1);

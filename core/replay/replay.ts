@@ -30,6 +30,7 @@ import {
   type Snapshot,
 } from '../../contracts/index.js';
 import { ParseError, fromZodError } from '../errors.js';
+import { devicesIn } from '../normalise.js';
 import {
   admit,
   compareText,
@@ -95,6 +96,8 @@ export class Replay {
 
   /** The engine's admission rule, run ahead on a copy of its per-node record. */
   #admits(snapshot: Snapshot): boolean {
+    // Dropped before admission (too-many-devices): it takes no seq and moves no clock.
+    if (devicesIn(snapshot.payload) > this.#engine.rules().max_devices_per_node) return false;
     let track = this.#admission.get(snapshot.node);
     if (!track) this.#admission.set(snapshot.node, (track = newBootTrack()));
     const verdict = admit(track, snapshot.boot_id, snapshot.seq);

@@ -215,7 +215,7 @@ describe('POST /v1/snapshots: the answer', () => {
   });
 
   it('413 when the snapshots, once defaults are filled in, exceed the body limit; nothing forwarded', async () => {
-    const h = await start({}, { maxBodyBytes: 8 * 1024 });
+    const h = await start({}, { maxBodyBytes: 8 * 1024, maxDevicesPerNode: 512 });
     // A small body whose GPUs each grow into whole devices: `{"index": n}` → every field.
     const small = gpuSnapshot() as { payload: { gpus: unknown[] } };
     small.payload.gpus = Array.from({ length: 200 }, (_, index) => ({ index, uuid: `GPU-${index}` }));
@@ -505,6 +505,30 @@ describe('POST /v1/snapshots: the request', () => {
     expect(expectError(await postSnapshots(byDefault.server.url, big), 400, 'invalid_body')).toBe(
       '/snapshots: expected at most 500 items',
     );
+  });
+
+  it('422 too_many_devices for a snapshot over maxDevicesPerNode (32 by default), naming the count; nothing forwarded', async () => {
+    const withGpus = (count: number, seq = 1): ReturnType<typeof gpuSnapshot> => {
+      const snapshot = gpuSnapshot({ seq });
+      const [first] = (snapshot.payload as { gpus: object[] }).gpus;
+      const gpus = Array.from({ length: count }, (_, i) => ({ ...first, index: i, uuid: `GPU-flood-${i}` }));
+      return { ...snapshot, payload: { family: 'nvidia', gpus } } as ReturnType<typeof gpuSnapshot>;
+    };
+    const h = await start();
+    expect((await postSnapshots(h.server.url, withGpus(32))).status).toBe(200);
+    expect(expectError(await postSnapshots(h.server.url, withGpus(33, 2)), 422, 'too_many_devices')).toBe(
+      '/payload: lists 33 devices; a node may hold at most 32 (--max-devices-per-node)',
+    );
+    const small = await start({}, { maxDevicesPerNode: 4 });
+    const batch = batchBody(withGpus(4, 1), withGpus(512, 2));
+    expect(expectError(await postSnapshots(small.server.url, batch), 422, 'too_many_devices')).toBe(
+      '/snapshots/1/payload: lists 512 devices; a node may hold at most 4 (--max-devices-per-node)',
+    );
+    expect(small.forwarder.calls).toEqual([]);
+    expect(await metric(small.registry, 'snapshots_total')).toEqual({ 'result=invalid': 2 });
+    expect(await metric(small.registry, 'validation_failures_total')).toEqual({
+      'reason=too_many_devices': 1,
+    });
   });
 
   it.each(['GET', 'PUT', 'DELETE', 'PATCH'])('405 for %s, with Allow: POST', async (method) => {

@@ -10,7 +10,8 @@
  * bound to a node (403); Content-Type (415: JSON, or a binary or structured CloudEvent); the
  * body within `bodyTimeoutMs` (408) and `maxBodyBytes` (413, counted after any
  * Content-Encoding); JSON, CloudEvent attributes and the whole batch's schema (400 naming
- * the field as a JSON pointer); every snapshot's `node` equal to the token's node (403).
+ * the field as a JSON pointer); at most `maxDevicesPerNode` devices per snapshot (422 naming
+ * the count); every snapshot's `node` equal to the token's node (403).
  * Only then is anything forwarded, so a refused request forwards nothing. No leader within
  * the Forwarder's bound is a 503 with `Retry-After`. Anything unexpected is a 500 with a
  * generic message, logged; no answer carries a stack trace.
@@ -34,7 +35,9 @@ import {
   type RequestHandler,
 } from '../../platform/index.js';
 import { bearerToken, type AuthenticatedUser } from '../../platform/k8s/index.js';
+import { devicesIn } from '../../core/normalise.js';
 import {
+  DEFAULT_MAX_DEVICES_PER_NODE,
   DEFAULT_MAX_SNAPSHOTS,
   SNAPSHOTS_PATH,
   SNAPSHOT_EVENT_TYPE,
@@ -100,6 +103,8 @@ export interface FunctionAppOptions {
   agentNamespace?: string;
   /** Most snapshots in one request (default 500). */
   maxBatch?: number;
+  /** Most devices (chips) one snapshot may list (default 32, the rules' `max_devices_per_node`); 422 beyond. */
+  maxDevicesPerNode?: number;
   /** Largest body, after decompression (default 1 MiB). */
   maxBodyBytes?: number;
   /** Time allowed to receive the body once the credentials are checked (default 10 s). */
@@ -132,6 +137,7 @@ interface RequestState {
 interface Settings {
   allowed: ReadonlySet<string>;
   batch: SnapshotBatchLimit;
+  maxDevices: number;
   maxBodyBytes: number;
   bodyTimeoutMs: number;
   eventTypes: ReadonlySet<string>;
@@ -242,6 +248,10 @@ function settingsOf(options: FunctionAppOptions): Settings {
   return {
     allowed,
     batch: batchLimit(positiveInteger(options.maxBatch ?? DEFAULT_MAX_SNAPSHOTS, 'maxBatch')),
+    maxDevices: positiveInteger(
+      options.maxDevicesPerNode ?? DEFAULT_MAX_DEVICES_PER_NODE,
+      'maxDevicesPerNode',
+    ),
     maxBodyBytes: positiveInteger(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes'),
     bodyTimeoutMs: positiveInteger(options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS, 'bodyTimeoutMs'),
     eventTypes,
@@ -268,11 +278,30 @@ function validate(
     data = decoded.data;
     const snapshots = parseSnapshots(data, decoded.at, settings.batch);
     const batch = isPlainObject(data) && Object.hasOwn(data, 'snapshots');
+    refuseTooManyDevices(snapshots, decoded.at, batch, settings.maxDevices);
     return { snapshots, at: decoded.at, batch };
   } catch (error) {
     metrics.snapshots.inc({ result: 'invalid' }, claimedCount(data));
     throw error;
   }
+}
+
+/**
+ * 422 when a snapshot lists more devices than one node may hold: the controllers would drop
+ * it (`too-many-devices`), and one agent must not make every replica keep, and the document
+ * publish, thousands of devices. Valid JSON of a valid shape, so not a 400.
+ */
+function refuseTooManyDevices(snapshots: readonly Snapshot[], at: string, batch: boolean, max: number): void {
+  snapshots.forEach((snapshot, i) => {
+    const devices = devicesIn(snapshot.payload);
+    if (devices <= max) return;
+    const pointer = `${at}${batch ? `/snapshots/${i}` : ''}/payload`;
+    throw new AppError(
+      'too_many_devices',
+      `${pointer}: lists ${devices} devices; a node may hold at most ${max} (--max-devices-per-node)`,
+      { status: 422 },
+    );
+  });
 }
 
 /**
@@ -364,7 +393,7 @@ const AUTH_CODES = new Set([
 
 function count(failure: HttpFailure, metrics: FunctionMetrics): void {
   if (AUTH_CODES.has(failure.code)) metrics.authFailures.inc({ reason: failure.code });
-  else if ([400, 408, 413, 415].includes(failure.status))
+  else if ([400, 408, 413, 415, 422].includes(failure.status))
     metrics.validationFailures.inc({ reason: failure.code });
 }
 

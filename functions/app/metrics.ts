@@ -16,7 +16,7 @@ export interface FunctionMetrics {
   readonly seconds: Histogram;
   /** Snapshots by outcome: `accepted` or `dropped` by the leader, `invalid` (refused here). */
   readonly snapshots: Counter<'result'>;
-  /** Refused bodies by reason (`invalid_json`, `invalid_body`, `forbidden_key`, `body_too_large`, …). */
+  /** Refused bodies by reason (`invalid_json`, `invalid_body`, `forbidden_key`, `body_too_large`, `too_many_devices`, …). */
   readonly validationFailures: Counter<'reason'>;
   /** Refused credentials by reason (`missing_token`, `invalid_token`, `node_mismatch`, …). */
   readonly authFailures: Counter<'reason'>;
@@ -48,7 +48,7 @@ export function createFunctionMetrics(registry: Registry, component = 'function'
     }),
     validationFailures: new Counter({
       name: `${prefix}validation_failures_total`,
-      help: 'Request bodies refused (400, 408, 413, 415), by reason',
+      help: 'Request bodies refused (400, 408, 413, 415, 422), by reason',
       labelNames: ['reason'],
       registers,
     }),
