@@ -7,7 +7,9 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createFaultFeed } from '../agent/local/index.js';
 import {
@@ -32,11 +34,42 @@ import { nodeStatus, unlistedNode } from './status.js';
 
 const golden = (name: string): URL => new URL(`../golden/${name}`, import.meta.url);
 
+/**
+ * A golden trace through an engine with replay's clock (the largest collected_at so far) and
+ * the case's rules (a byte budget of `maxBytes` when given), its document rendered at the end.
+ */
+function replayed(
+  file: string,
+  maxBytes?: number,
+): { engine: ReloadableEngine; now: number; document: PublishedDocument } {
+  const rules = parseRules(readFileSync(golden(`${file}.rules.yaml`), 'utf8'));
+  const engine = createEngine(
+    maxBytes === undefined ? rules : { ...rules, publish: { ...rules.publish, max_bytes: maxBytes } },
+  );
+  let now = 0;
+  readFileSync(golden(`${file}.jsonl`), 'utf8')
+    .split('\n')
+    .forEach((text, i) => {
+      const snapshot = parseSnapshotLine(text, file, i + 1);
+      if (!snapshot) return;
+      now = Math.max(now, Date.parse(snapshot.collected_at));
+      engine.tick(now - 1);
+      engine.observe(snapshot, now);
+    });
+  engine.tick(now);
+  return { engine, now, document: engine.document(now, { identity: 'test', term: 0 }) };
+}
+
+function documentOf(file: string): PublishedDocument {
+  return publishedDocumentSchema.parse(JSON.parse(readFileSync(golden(`${file}.published.json`), 'utf8')));
+}
+
 /** The documents, each with the nodes to ask about and what every reader must say. */
-const CASES: { file: string; expect: Record<string, NodeHealth> }[] = [
+const CASES: { name: string; document: () => PublishedDocument; expect: Record<string, NodeHealth> }[] = [
   {
     // Nodes 00-03 silent (4 of 10: an ingest outage); node-03 holds a failed device, node-01 a degraded one.
-    file: 'ingest-outage-keeps-failures',
+    name: 'ingest-outage-keeps-failures',
+    document: () => documentOf('ingest-outage-keeps-failures'),
     expect: {
       'node-03': 'failed',
       'node-01': 'unknown',
@@ -47,31 +80,42 @@ const CASES: { file: string; expect: Record<string, NodeHealth> }[] = [
   },
   {
     // One agent flooding fresh GPU uuids: bounded, and the other node's XID 79 stays listed.
-    file: 'flood-bounded-per-node',
+    name: 'flood-bounded-per-node',
+    document: () => documentOf('flood-bounded-per-node'),
     expect: { 'gpu-a': 'failed', 'gpu-flood': 'healthy', 'never-seen': 'healthy' },
   },
   {
-    // A tight byte budget: signals and readings go first, a node holding nothing failed is cut.
-    file: 'budget-keeps-failures',
+    // A tight byte budget: signals go first, then a share; nothing is cut, so unlisted is healthy.
+    name: 'budget-keeps-failures',
+    document: () => documentOf('budget-keeps-failures'),
     expect: {
       'big-node': 'failed',
       'node-b': 'failed',
       'node-c': 'degraded',
       'node-d': 'unknown',
+      'node-e': 'healthy',
+      'node-h0': 'healthy',
+    },
+  },
+  {
+    // The same trace at 1,500 bytes: node-d and node-c are cut, so a node not listed is unknown.
+    name: 'budget-keeps-failures at 1,500 bytes',
+    document: () => replayed('budget-keeps-failures', 1500).document,
+    expect: {
+      'big-node': 'failed',
+      'node-b': 'failed',
+      'node-c': 'unknown',
+      'node-d': 'unknown',
       'node-e': 'unknown',
-      'node-h0': 'unknown',
     },
   },
   {
     // Nothing left out: a node not listed is healthy.
-    file: 'failed-stays-failed-while-silent',
+    name: 'failed-stays-failed-while-silent',
+    document: () => documentOf('failed-stays-failed-while-silent'),
     expect: { 'node-a': 'failed', 'never-seen': 'healthy' },
   },
 ];
-
-function documentOf(file: string): PublishedDocument {
-  return publishedDocumentSchema.parse(JSON.parse(readFileSync(golden(`${file}.published.json`), 'utf8')));
-}
 
 /** The follower's view of `document` for `node`, delivered as a transport would. */
 function followerView(documents: PublishedDocument[], node: string | null): StatusUpdate {
@@ -103,8 +147,8 @@ function statusCliHealth(document: PublishedDocument, node: string): string {
 const python = spawnSync('python3', ['--version']).status === 0;
 
 describe('readers agree on every document (CONTRACT §5.3)', () => {
-  describe.each(CASES)('$file', ({ file, expect: expected }) => {
-    const document = documentOf(file);
+  describe.each(CASES)('$name', ({ name, document: build, expect: expected }) => {
+    const document = build();
 
     it.each(Object.entries(expected))(
       '%s is %s to the contract, the SDK and npu-fault status',
@@ -118,10 +162,10 @@ describe('readers agree on every document (CONTRACT §5.3)', () => {
     const pythonCase = python ? it : it.skip;
     pythonCase('the Python example says the same of each node (skipped without python3)', () => {
       const script = fileURLToPath(new URL('../examples/consumer-python/follow.py', import.meta.url));
+      const file = join(mkdtempSync(join(tmpdir(), 'readers-')), `${name.replace(/\W+/g, '-')}.json`);
+      writeFileSync(file, JSON.stringify(document));
       for (const [node, health] of Object.entries(expected)) {
-        const run = spawnSync('python3', [script, fileURLToPath(golden(`${file}.published.json`)), node], {
-          encoding: 'utf8',
-        });
+        const run = spawnSync('python3', [script, file, node], { encoding: 'utf8' });
         expect({ node, status: run.status, out: run.stdout.split(':')[0]?.trim() }).toEqual({
           node,
           status: 0,
@@ -133,25 +177,6 @@ describe('readers agree on every document (CONTRACT §5.3)', () => {
 });
 
 describe('explain says when the document leaves a node out', () => {
-  /** The golden trace through an engine with replay's clock (the largest collected_at so far), its document rendered. */
-  function replayed(file: string): { engine: ReloadableEngine; now: number } {
-    const rules = parseRules(readFileSync(golden(`${file}.rules.yaml`), 'utf8'));
-    const engine = createEngine(rules);
-    let now = 0;
-    readFileSync(golden(`${file}.jsonl`), 'utf8')
-      .split('\n')
-      .forEach((text, i) => {
-        const snapshot = parseSnapshotLine(text, file, i + 1);
-        if (!snapshot) return;
-        now = Math.max(now, Date.parse(snapshot.collected_at));
-        engine.tick(now - 1);
-        engine.observe(snapshot, now);
-      });
-    engine.tick(now);
-    engine.document(now, { identity: 'test', term: 0 });
-    return { engine, now };
-  }
-
   it('a stale node summarised in an outage is withheld; one holding a failure is listed', () => {
     const { engine, now } = replayed('ingest-outage-keeps-failures');
     const summarised = engine.explain('node-00', undefined, now);
@@ -169,7 +194,7 @@ describe('explain says when the document leaves a node out', () => {
   });
 
   it('a node cut for the byte budget is withheld', () => {
-    const { engine, now } = replayed('budget-keeps-failures');
+    const { engine, now } = replayed('budget-keeps-failures', 1500);
     expect(engine.explain('node-d', undefined, now)).toMatchObject({ withheld: 'size-budget' });
     expect(engine.explain('big-node', undefined, now)).toMatchObject({ withheld: null });
   });

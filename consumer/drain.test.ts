@@ -89,4 +89,20 @@ describe('drainOnFailure', () => {
     expect(onCluster.draining).toBe(false);
     onCluster.cancel();
   });
+
+  it('drains when the node counts a failed device that the byte budget did not list', async () => {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const listed = nodeEntry('n1', []);
+    const entry = { ...listed, summary: { ...listed.summary, healthy: 7, failed: 1 }, omitted_devices: 1 };
+    const t = manual();
+    const follower = createFollower(t, { node: 'n1', staleAfterMs: 10_000, clock: realClock });
+    cleanups.push(() => follower.close());
+    t.sink.document(document(new Date(), [entry]));
+    const drained: FailedDevice[][] = [];
+    const handle = drainOnFailure(server, follower, { onDrain: (failed) => drained.push(failed) });
+    expect(handle.draining).toBe(true);
+    expect(drained).toEqual([[]]);
+    await handle.drained;
+  });
 });

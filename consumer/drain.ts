@@ -31,8 +31,8 @@ export interface DrainHandle {
 const IDLE_SWEEP_MS = 100;
 
 /**
- * Drains `server` once the node `follower` follows has a failed device (at once when it has
- * one already). A follower of the whole cluster never drains: a failure elsewhere is not this
+ * Drains `server` once the node `follower` follows has a failed device, listed or only
+ * counted in its summary (at once when it has one already). A follower of the whole cluster never drains: a failure elsewhere is not this
  * process's.
  */
 export function drainOnFailure(
@@ -72,7 +72,9 @@ export function drainOnFailure(
 
   const consider = (): void => {
     const view = follower.current();
-    if (view && view.node !== null && view.failed.length > 0) drain(view.failed);
+    // The node's health counts every device, also those the byte budget did not list.
+    if (view && view.node !== null && (view.failed.length > 0 || view.health === 'failed'))
+      drain(view.failed);
   };
   const listeners = [follower.onChange(consider), follower.onDeviceFailed(consider)];
   const disarm = (): void => listeners.forEach((remove) => remove());

@@ -84,7 +84,8 @@ describe('follower', () => {
     expect(s.follower.current()).toMatchObject({ health: 'failed' });
     expect(s.follower.current()?.failed.map((f) => f.device.id)).toEqual(['npu1']);
     // Listed, but the budget left out some devices, npu1 among them.
-    const trimmed = { ...nodeEntry('n1', [device('npu2', 'failed')]), omitted_devices: 1 };
+    const listed = nodeEntry('n1', [device('npu2', 'failed')]);
+    const trimmed = { ...listed, summary: { ...listed.summary, healthy: 5, failed: 2 }, omitted_devices: 1 };
     s.transport.sink.document(document(s.at(2), [trimmed]));
     expect(
       s.follower
@@ -98,6 +99,14 @@ describe('follower', () => {
     expect(s.follower.current()?.failed.map((f) => f.device.id)).toEqual(['npu2']);
     s.transport.sink.document(document(s.at(4), [failedNpu1]));
     expect(s.failed.map((f) => f.device.id)).toEqual(['npu1', 'npu2', 'npu1']);
+  });
+
+  it('does not carry a failure through an ingest outage, which never leaves out a node holding one', () => {
+    const s = setup('n1');
+    s.transport.sink.document(document(s.at(0), [nodeEntry('n1', [device('npu1', 'failed')])]));
+    // n1 is not listed in a document that only summarised stale nodes: it holds no failure.
+    s.transport.sink.document(document(s.at(1), [], { ingest_degraded: { stale_nodes: 3 } }));
+    expect(s.follower.current()).toMatchObject({ health: 'unknown', failed: [] });
   });
 
   it("keeps a failure while the agent's answer is stale, and reads an old healthy answer as unknown", () => {

@@ -63,12 +63,14 @@ export function clusterHealth(document: PublishedDocument): DeviceStatus {
 
 /**
  * True when `document` cannot show whether the device `key` of `node` is still failed: its
- * node is not listed in a document that leaves nodes out, or its node is listed with
- * `omitted_devices` and the device is not among those listed. A reader keeps what it last
- * knew of such a device instead of taking it as recovered.
+ * node was cut for the byte budget (`omitted_nodes`; an ingest outage never leaves out a node
+ * holding a failed device), or its node is listed with more failed devices counted than listed
+ * and the device is not among those listed. A reader keeps what it last knew of such a device
+ * instead of taking it as recovered.
  */
 export function hidesDevice(document: PublishedDocument, node: string, key: string): boolean {
   const entry = Object.hasOwn(document.nodes, node) ? document.nodes[node] : undefined;
-  if (entry === undefined) return leavesNodesOut(document) && !document.unobserved.includes(node);
-  return (entry.omitted_devices ?? 0) > 0 && !entry.npus.some((device) => device.key === key);
+  if (entry === undefined) return (document.omitted_nodes ?? 0) > 0 && !document.unobserved.includes(node);
+  if (entry.npus.some((device) => device.key === key)) return false;
+  return entry.summary.failed > entry.npus.filter((device) => device.status === 'failed').length;
 }

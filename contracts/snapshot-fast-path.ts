@@ -28,6 +28,7 @@ import {
   READING_BOUNDS,
   SNAPSHOT_LIMITS,
   SNAPSHOT_SCHEMA,
+  isPrintableText,
   withinSnapshotTimes,
   type ReadingBound,
   type Snapshot,
@@ -275,7 +276,8 @@ function array(value: unknown, max: number): unknown[] {
 }
 
 function string(value: unknown, min: number, max: number): string {
-  if (typeof value !== 'string' || value.length < min || value.length > max) throw NOT_PLAIN;
+  if (typeof value !== 'string' || value.length < min || value.length > max || !isPrintableText(value))
+    throw NOT_PLAIN;
   return value;
 }
 

@@ -1,12 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
+import fc from 'fast-check';
 import type { z } from 'zod';
 import {
+  PRINTABLE_TEXT_PATTERN,
   READING_BOUNDS,
   READING_FIELDS,
   card310Schema,
   chip310Schema,
   fastParseSnapshot,
   gpuSchema,
+  isPrintableText,
   npu910Schema,
   snapshotSchema,
   type ReadingField,
@@ -261,5 +264,45 @@ describe('snapshot contract', () => {
       });
       expect(Object.fromEntries(found)).toEqual(Object.fromEntries(expected));
     });
+  });
+});
+
+describe('printable text', () => {
+  const gpuInput = (gpu: Record<string, unknown>): unknown => ({
+    schema: 'hdc.health/v1',
+    node: 'gpu-1',
+    seq: 1,
+    collected_at: '2026-12-01T00:00:00Z',
+    collector: 'nvidia-smi',
+    payload: { family: 'nvidia', gpus: [{ index: 0, ...gpu }] },
+  });
+
+  it.each([
+    ['an escape sequence in a name', { name: 'H100\u001b[2J' }, 'payload.gpus.0.name'],
+    ['a newline in a uuid', { uuid: 'GPU-1\nGPU-2' }, 'payload.gpus.0.uuid'],
+    ['a lone surrogate in a uuid', { uuid: 'GPU-\ud800' }, 'payload.gpus.0.uuid'],
+    ['a C1 control in a bus id', { bus_id: '0000:3b:00.0\u0085' }, 'payload.gpus.0.bus_id'],
+  ])('refuses %s, naming the field; the fast path does not take it either', (_, gpu, path) => {
+    const input = gpuInput(gpu);
+    const result = snapshotSchema.safeParse(input);
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.path.join('.')).toBe(path);
+    expect(result.error?.issues[0]?.message).toBe('must be printable text (no control characters)');
+    expect(fastParseSnapshot(input)).toBeUndefined();
+  });
+
+  it('accepts printable text of any script, astral characters included', () => {
+    expect(snapshotSchema.safeParse(gpuInput({ name: 'NVIDIA H100 “SXM” 加速卡 🚀' })).success).toBe(true);
+  });
+
+  it('isPrintableText agrees with PRINTABLE_TEXT_PATTERN on any string', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 40 }), (text) => {
+        expect(isPrintableText(text)).toBe(PRINTABLE_TEXT_PATTERN.test(text));
+      }),
+      { numRuns: 2000 },
+    );
+    for (const text of ['\ud800', '\udc00', '\ud800\udc00', 'a\udc00\ud800', '\u007f', '\u009f', '\u00a0'])
+      expect(isPrintableText(text)).toBe(PRINTABLE_TEXT_PATTERN.test(text));
   });
 });

@@ -45,6 +45,34 @@ export const SNAPSHOT_LIMITS = {
   canaryFailures: 1_000_000_000,
 } as const;
 
+/**
+ * Text a tool prints (names, uuids, bus ids, health words, boot ids): no control characters
+ * (C0, DEL, C1) and no lone UTF-16 surrogate. They never appear in real tool output, and they
+ * would reach terminals (`npu-fault status`), logs and the published document, where each
+ * control character or lone surrogate is written as a 6-byte escape.
+ */
+export const PRINTABLE_TEXT_PATTERN = /^[^\p{Cc}\p{Cs}]*$/u;
+const PRINTABLE_MESSAGE = 'must be printable text (no control characters)';
+
+/** PRINTABLE_TEXT_PATTERN by hand, for the hot path (snapshot-fast-path.ts); the two agree (tested). */
+export function isPrintableText(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return false;
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const next = text.charCodeAt(i + 1);
+      if (c > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) return false;
+      i++;
+    }
+  }
+  return true;
+}
+
+/** A string of at most `max` code points (zod's count) of printable text. */
+function text(max: number, min = 0): z.ZodString {
+  return z.string().min(min).max(max).regex(PRINTABLE_TEXT_PATTERN, PRINTABLE_MESSAGE);
+}
+
 /** A Kubernetes node name (lower-case DNS subdomain). */
 export const NODE_NAME_PATTERN = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 /** One fault code: 1 to 16 hex digits. */
@@ -186,12 +214,12 @@ function reading(kind: ReadingKind): z.ZodDefault<z.ZodNullable<z.ZodNumber>> {
   return bounded(kind).nullable().default(null);
 }
 
-const healthText = z.string().max(SNAPSHOT_LIMITS.health).default('UNKNOWN');
+const healthText = text(SNAPSHOT_LIMITS.health).default('UNKNOWN');
 const errorCodes = z
   .array(z.string().regex(FAULT_CODE_PATTERN, 'must be a hex fault code such as "80E01801"'))
   .max(SNAPSHOT_LIMITS.errorCodes)
   .default([]);
-const busId = z.string().min(1).max(SNAPSHOT_LIMITS.busId);
+const busId = text(SNAPSHOT_LIMITS.busId, 1);
 
 /**
  * `false`: the tool lists the device but could read none of its metrics (every value N/A, as
@@ -207,7 +235,7 @@ export const npu910Schema = z.object({
   npu: z.number().int().nonnegative(),
   chip: z.number().int().nonnegative().default(0),
   phy_id: z.number().int().nonnegative().nullable().optional(),
-  name: z.string().max(SNAPSHOT_LIMITS.id).default(''),
+  name: text(SNAPSHOT_LIMITS.id).default(''),
   health: healthText,
   temp_c: reading('temperature'),
   power_w: reading('power'),
@@ -254,7 +282,7 @@ export const chip310Schema = z.object({
 /** One 310P-family card (one to four chips, card-level MCU power). */
 export const card310Schema = z.object({
   card: z.number().int().nonnegative(),
-  name: z.string().max(SNAPSHOT_LIMITS.id).default(''),
+  name: text(SNAPSHOT_LIMITS.id).default(''),
   bus_id: busId.nullable().default(null),
   pcie_link: z
     .union([z.literal(0), z.literal(1)])
@@ -270,9 +298,9 @@ export const card310Schema = z.object({
  */
 export const gpuSchema = z.object({
   index: z.number().int().nonnegative(),
-  uuid: z.string().max(SNAPSHOT_LIMITS.id).nullable().default(null),
+  uuid: text(SNAPSHOT_LIMITS.id).nullable().default(null),
   bus_id: busId.nullable().default(null),
-  name: z.string().max(SNAPSHOT_LIMITS.id).default(''),
+  name: text(SNAPSHOT_LIMITS.id).default(''),
   temperature_gpu: reading('temperature'),
   power_draw_w: reading('power'),
   ecc_corrected_volatile: reading('errorCount'),
@@ -314,19 +342,19 @@ export const canarySchema = z
 
 export const payload910Schema = z.object({
   family: z.literal('910B'),
-  driver_version: z.string().max(SNAPSHOT_LIMITS.label).optional(),
+  driver_version: text(SNAPSHOT_LIMITS.label).optional(),
   npus: z.array(npu910Schema).max(SNAPSHOT_LIMITS.devices),
   canary: canarySchema.optional(),
 });
 export const payload310Schema = z.object({
   family: z.literal('310P'),
-  driver_version: z.string().max(SNAPSHOT_LIMITS.label).optional(),
+  driver_version: text(SNAPSHOT_LIMITS.label).optional(),
   cards: z.array(card310Schema).max(SNAPSHOT_LIMITS.devices),
   canary: canarySchema.optional(),
 });
 export const payloadNvidiaSchema = z.object({
   family: z.literal('nvidia'),
-  driver_version: z.string().max(SNAPSHOT_LIMITS.label).optional(),
+  driver_version: text(SNAPSHOT_LIMITS.label).optional(),
   gpus: z.array(gpuSchema).max(SNAPSHOT_LIMITS.devices),
   canary: canarySchema.optional(),
 });
@@ -347,12 +375,12 @@ export const snapshotSchema = z.object({
     .max(SNAPSHOT_LIMITS.node)
     .regex(NODE_NAME_PATTERN, 'must be a Kubernetes node name (lower-case DNS subdomain)'),
   /** New at every start of the agent process; absent in hand-made samples (one anonymous boot). */
-  boot_id: z.string().max(SNAPSHOT_LIMITS.id).default(''),
+  boot_id: text(SNAPSHOT_LIMITS.id).default(''),
   seq: z.number().int().nonnegative(),
   collected_at: z.iso
     .datetime({ offset: true })
     .refine(withinSnapshotTimes, 'must be a time between 1970 and 9999'),
-  collector: z.string().min(1).max(SNAPSHOT_LIMITS.label),
+  collector: text(SNAPSHOT_LIMITS.label, 1),
   cached: z.boolean().default(false),
   payload: payloadSchema,
 });

@@ -107,6 +107,15 @@ describe('normalise', () => {
     expect(keys).toEqual(['0000:02:00.0', '0000:02:00.0#npu3']);
   });
 
+  it('keeps keys unique when the suffixed key is itself listed (a dishonest agent)', () => {
+    const gpu = (index: number, uuid: string) => ({ index, uuid });
+    const keys = normalise(
+      snap({ family: 'nvidia', gpus: [gpu(1, 'A#gpu1'), gpu(1, 'A'), gpu(1, 'A'), gpu(1, 'A')] }),
+    ).map((d) => d.key);
+    expect(keys).toEqual(['A#gpu1', 'A', 'A#gpu1#2', 'A#gpu1#3']);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
   it('reads an ECC total as unknown when either part is unknown (no fake reset or increase)', () => {
     const [npu] = normalise(
       snap({ family: '910B', npus: [{ npu: 0, hbm: { ecc: { single_bit: null, double_bit: 1 } } }] }),

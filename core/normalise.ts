@@ -203,7 +203,12 @@ function uniqueKeys(devices: DeviceObservation[]): DeviceObservation[] {
   if (devices.length < 2) return devices;
   const seen = new Set<string>();
   for (const device of devices) {
-    if (seen.has(device.key)) device.key = `${device.key}#${device.id}`;
+    if (seen.has(device.key)) {
+      // The suffixed key may be taken too (a dishonest agent can list `A#gpu1` itself).
+      let key = `${device.key}#${device.id}`;
+      for (let n = 2; seen.has(key); n++) key = `${device.key}#${device.id}#${n}`;
+      device.key = key;
+    }
     seen.add(device.key);
   }
   return devices;

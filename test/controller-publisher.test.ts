@@ -352,7 +352,7 @@ describe('status publisher on the real control plane, under the shipped RBAC', (
     };
   });
 
-  it('publishes 1,500 nodes × 8 devices with 30% failing under 900 KiB, cut, and the byte budget defers writes', async () => {
+  it('publishes 1,500 nodes × 8 devices with 30% failing under 900 KiB, every failing node listed with its share, and the byte budget defers writes', async () => {
     // The fleet: 910B, 310P and NVIDIA nodes in turn; every device of 3 nodes in 10 loses its PCIe link.
     const fleet = roundRobinFleet(1500, 'publisher');
     const failing = fleet.filter((_, i) => i % 10 < 3);
@@ -398,8 +398,20 @@ describe('status publisher on the real control plane, under the shipped RBAC', (
       failed: 3600,
       unknown: 0,
     });
-    expect(document.omitted_nodes).toBeGreaterThan(0);
-    expect(Object.keys(document.nodes).length + (document.omitted_nodes ?? 0)).toBe(failing.length);
+    // Every failing node stays listed (contract §5.3): the budget gives each the same share of
+    // its failed devices and counts the rest, rather than cutting whole nodes.
+    expect(document.omitted_nodes).toBeUndefined();
+    expect(Object.keys(document.nodes).sort()).toEqual(failing.map((n) => n.name).sort());
+    const shares = new Set<number>();
+    for (const entry of Object.values(document.nodes)) {
+      expect(entry.summary.failed).toBe(8);
+      expect(entry.npus.every((d) => d.status === 'failed')).toBe(true);
+      expect(entry.npus.length + (entry.omitted_devices ?? 0)).toBe(8);
+      shares.add(entry.npus.length);
+    }
+    // One share for all, one more for some while it fits.
+    expect(Math.max(...shares) - Math.min(...shares)).toBeLessThanOrEqual(1);
+    expect(Math.min(...shares)).toBeGreaterThan(0);
 
     // The byte ceiling: never more than the allowance in any 5 s window; writes were held back.
     const acks = run.written.map((w) => w.at);
@@ -418,7 +430,7 @@ describe('status publisher on the real control plane, under the shipped RBAC', (
       failingNodes: failing.length,
       documentBytes: bytes,
       listedNodes: Object.keys(document.nodes).length,
-      omittedNodes: document.omitted_nodes,
+      devicesListedPerNode: Object.values(document.nodes)[0]?.npus.length,
       writes: acks.length,
       gapsMs: gapsOf(acks),
       deferred,

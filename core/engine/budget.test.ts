@@ -28,8 +28,11 @@ function unbudgeted(feed: (e: ReloadableEngine) => void): number {
 }
 
 describe('the byte budget (CONTRACT §5.3)', () => {
-  /** node-f: four failed devices and two unknown ones; node-s: a signal only; node-u: unknown only. */
-  const fleet = (e: ReloadableEngine): void => {
+  /**
+   * node-f: four failed devices and two unknown ones; node-s: a signal only; node-u: unknown
+   * only; node-w0..: `unknownNodes` more of those.
+   */
+  const fleet = (e: ReloadableEngine, unknownNodes = 0): void => {
     const warn = (npu: number): NpuSpec => ({ npu, health: 'Warning' });
     e.observe(
       npuSnapshot({ node: 'node-f', seq: 1, t: 0 }, [down(0), down(1), down(2), down(3), warn(4), warn(5)]),
@@ -44,6 +47,8 @@ describe('the byte budget (CONTRACT §5.3)', () => {
       ]),
       at(1),
     );
+    for (let i = 0; i < unknownNodes; i++)
+      e.observe(npuSnapshot({ node: `node-w${i}`, seq: 1, t: 1 }, [{ npu: 0, health: 'Warning' }]), at(1));
   };
 
   it('drops signals first: a node listed for a signal only leaves, and is not counted as omitted', () => {
@@ -58,13 +63,14 @@ describe('the byte budget (CONTRACT §5.3)', () => {
     expect(doc.nodes['node-f']?.npus[0]?.temperature_c).toBe(50); // readings stay
   });
 
-  it('then the devices of failing nodes that are not failed or degraded, then nodes holding nothing, then failed devices', () => {
+  it('then the devices of failing nodes that are not failed or degraded, then a share of the failed ones, then whole nodes', () => {
     // Scanning the budget down, each step first happens at a smaller budget than the one before.
-    const full = unbudgeted(fleet);
+    const crowd = (e: ReloadableEngine): void => fleet(e, 6);
+    const full = unbudgeted(crowd);
     const first: Record<string, number> = {};
     for (let budget = full; budget >= 1024; budget -= 16) {
       const e = engine(budget, { degrade_after_s: 60 });
-      fleet(e);
+      crowd(e);
       const doc = render(e, 1);
       expect(size(doc)).toBeLessThanOrEqual(budget);
       const f = doc.nodes['node-f'];
@@ -76,7 +82,7 @@ describe('the byte budget (CONTRACT §5.3)', () => {
       };
       for (const [step, happened] of Object.entries(seen)) if (happened) first[step] ??= budget;
     }
-    const order = ['signals', 'devices', 'nodes', 'failed'];
+    const order = ['signals', 'devices', 'failed', 'nodes'];
     expect(Object.keys(first).sort()).toEqual([...order].sort());
     for (let i = 1; i < order.length; i++)
       expect(first[order[i] as string]).toBeLessThan(first[order[i - 1] as string] as number);
@@ -134,6 +140,59 @@ describe('the byte budget (CONTRACT §5.3)', () => {
       if (entry?.npus.length) expect(entry.npus.map((d) => d.status)).toContain('failed');
     }
     expect(trimmed).toBeGreaterThan(0);
+  });
+
+  it('keeps one failed device of every failing node while that fits, cutting the least severe nodes first', () => {
+    // Reviewer's case: many nodes with one failure each and many other devices listed.
+    const feed = (e: ReloadableEngine, nodes: number): void => {
+      for (let n = 0; n < nodes; n++)
+        e.observe(
+          npuSnapshot({ node: `n${String(n).padStart(3, '0')}`, seq: 1, t: 0 }, [
+            down(0),
+            ...Array.from({ length: 7 }, (_, i) => ({ npu: i + 1, health: 'Warning' })),
+          ]),
+          at(0),
+        );
+    };
+    for (const budget of [4096, 8192, 20_000]) {
+      const e = engine(budget, { degrade_after_s: 60 });
+      feed(e, 60);
+      const doc = render(e);
+      expect(size(doc)).toBeLessThanOrEqual(budget);
+      const listed = Object.values(doc.nodes);
+      expect(listed.length).toBeGreaterThan(0);
+      // Every listed node shows its failed device; what did not fit is cut whole and counted.
+      for (const entry of listed) expect(entry.npus.map((d) => d.status)).toContain('failed');
+      expect(listed.length + (doc.omitted_nodes ?? 0)).toBe(60);
+    }
+  });
+
+  it('lists a node holding nothing failed with the others rather than cutting it, while its entry fits', () => {
+    const feed = (e: ReloadableEngine): void => {
+      e.observe(
+        npuSnapshot(
+          { node: 'flood', seq: 1, t: 0 },
+          Array.from({ length: 32 }, (_, i) => down(i)),
+        ),
+        at(0),
+      );
+      e.observe(npuSnapshot({ node: 'quiet', seq: 1, t: 0 }, [{ npu: 0 }, { npu: 1 }]), at(0));
+      e.tick(at(6)); // quiet goes stale: unknown, nothing held
+      e.observe(
+        npuSnapshot(
+          { node: 'flood', seq: 2, t: 6 },
+          Array.from({ length: 32 }, (_, i) => down(i)),
+        ),
+        at(6),
+      );
+    };
+    const full = unbudgeted(feed);
+    const e = engine(Math.floor(full / 2));
+    feed(e);
+    const doc = render(e, 6);
+    expect(doc.omitted_nodes).toBeUndefined();
+    expect(doc.nodes.quiet?.agent).toBe('stale');
+    expect(doc.nodes.flood?.omitted_devices).toBeGreaterThan(0);
   });
 
   it('cuts whole nodes, least severe first, only when no share fits', () => {
@@ -200,6 +259,7 @@ describe('the byte budget (CONTRACT §5.3)', () => {
             else {
               const listed = entry.npus.filter((d) => d.status === 'failed').length;
               expect(entry.summary.failed).toBe(failed);
+              expect(listed).toBeGreaterThan(0); // a listed failing node always shows a failed device
               if (listed < failed) expect(entry.omitted_devices).toBeGreaterThanOrEqual(failed - listed);
             }
           });

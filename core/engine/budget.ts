@@ -1,23 +1,22 @@
 /**
  * The published document's byte budget (CONTRACT §5.3). A document over `maxBytes` shrinks in
- * steps, each taken only while the document is still too large, in order of what a reader
+ * steps, each taken only while the document is still too large, in the order of what a reader
  * loses least:
  *
  * 1. signals: devices listed only for a signal (published healthy) and every `signals` list;
  *    a node left with nothing to list and no overlay is healthy, and not listed;
  * 2. on nodes with a device the state machine holds failed or degraded, every other device
  *    (counted in the node's `omitted_devices`);
- * 3. nodes holding no failed or degraded device, least severe first (`omitted_nodes`);
- * 4. a fair share: every remaining node lists at most the same number of devices, failed
- *    before degraded, the largest number that fits, so one node with many failures cannot push
- *    the others out (`omitted_devices`);
- * 5. whole nodes, least severe first (`omitted_nodes`).
+ * 3. a fair share: every node lists at most the same number of devices (the most severe first:
+ *    failed, then degraded), the largest number that fits, then one more for the most severe
+ *    nodes while that fits, so that one node with many failures cannot push the others out.
+ *    A node holding a failed or degraded device keeps at least one of them; when even that does
+ *    not fit, whole nodes go, least severe first (`omitted_nodes`), and the share is taken
+ *    again over those left.
  *
- * Readings stay: the schema requires them (null allowed), and a null is no shorter than a
- * reading (`null` against `45.5`), so blanking them would save nothing.
- *
- * Sizes are kept per entry and summed, so a step costs the entries it changes, not the
- * whole document again.
+ * A listed node always keeps its `summary` (every device counted), so a node whose devices the
+ * share left out still says how many are failed. Readings stay: the schema requires them (null
+ * allowed), and a null is no shorter than a reading (`null` against `45.5`).
  */
 import type { PublishedDevice, PublishedDocument, PublishedNode } from '../../contracts/index.js';
 import { compareText, utf8Length } from './text.js';
@@ -44,139 +43,121 @@ export interface Listed {
  * most `maxBytes` of UTF-8, or nothing is left to cut; returns the names of the nodes cut.
  */
 export function fitBudget(doc: PublishedDocument, listed: readonly Listed[], maxBytes: number): string[] {
-  const fit = new Fit(doc, listed);
-  if (fit.total() <= maxBytes) return [];
-  for (const step of STEPS) {
-    step(fit, maxBytes);
-    if (fit.total() <= maxBytes) break;
+  const base = utf8Length(JSON.stringify({ ...doc, nodes: {} }));
+  let kept = [...listed];
+  const total = (): number => base + commas(kept.length) + kept.reduce((sum, r) => sum + entryBytes(r), 0);
+  if (total() <= maxBytes) return [];
+
+  for (const r of kept) {
+    keepDevices(r, (device) => device.status !== 'healthy');
+    for (const device of r.entry.npus) device.signals = [];
   }
-  fit.write(doc);
-  return fit.cut;
+  kept = kept.filter((r) => r.entry.npus.length > 0 || r.overlays);
+  if (total() > maxBytes)
+    for (const r of kept)
+      if (r.held > 0)
+        omitDevices(
+          r,
+          keepDevices(r, (_, holds) => holds > 0),
+        );
+  const cut: string[] = [];
+  if (total() > maxBytes) kept = share(kept, base, maxBytes, cut);
+
+  doc.nodes = {};
+  for (const r of kept) doc.nodes[r.name] = r.entry;
+  if (cut.length > 0) doc.omitted_nodes = cut.length;
+  return cut;
 }
 
-type Step = (fit: Fit, maxBytes: number) => void;
+/** A kept entry measured for the share: its devices' sizes, most severe first. */
+interface Measured {
+  r: Listed;
+  /** `"name":` and the entry with no device and no `omitted_devices`. */
+  fixed: number;
+  /** Device indexes (into entry.npus), most severe first, and their JSON sizes. */
+  order: number[];
+  sizes: number[];
+  /** Devices the node must list while it is listed: one when it holds a failed or degraded one. */
+  floor: number;
+  /** Devices it lists at the share chosen. */
+  count: number;
+}
 
-const STEPS: readonly Step[] = [
-  function dropSignals(fit) {
-    for (const r of fit.kept) {
-      fit.change(r, (entry) => {
-        keepDevices(r, (device) => device.status !== 'healthy');
-        for (const device of entry.npus) device.signals = [];
-      });
-    }
-    fit.remove(fit.kept.filter((r) => r.entry.npus.length === 0 && !r.overlays));
-  },
-  function dropUnheldDevices(fit) {
-    for (const r of fit.kept) {
-      if (r.held > 0)
-        fit.change(r, () =>
-          omitDevices(
-            r,
-            keepDevices(r, (_, holds) => holds > 0),
-          ),
-        );
-    }
-  },
-  function cutUnheldNodes(fit, maxBytes) {
-    fit.cutUntil(
-      fit.kept.filter((r) => r.held === 0),
-      maxBytes,
-    );
-  },
-  function shareDevices(fit, maxBytes) {
-    const share = largestShare(fit, maxBytes);
-    for (const r of fit.kept) {
-      if (r.entry.npus.length > share) fit.change(r, () => omitDevices(r, keepMostSevere(r, share)));
-    }
-  },
-  function cutNodes(fit, maxBytes) {
-    fit.cutUntil(fit.kept, maxBytes);
-  },
-];
+/**
+ * Step 3: the fair share (see the file comment). Cuts nodes into `cut` while even their floors
+ * do not fit; returns the entries kept, their devices trimmed to their shares.
+ */
+function share(kept: Listed[], base: number, maxBytes: number, cut: string[]): Listed[] {
+  let measured = kept.map(measure);
+  const bytesAt = (m: Measured, count: number): number => {
+    const n = Math.min(m.sizes.length, count);
+    let bytes = m.fixed + commas(n);
+    for (let i = 0; i < n; i++) bytes += m.sizes[i] as number;
+    const omitted = (m.r.entry.omitted_devices ?? 0) + m.sizes.length - n;
+    return omitted > 0 ? bytes + utf8Length(`,"omitted_devices":${omitted}`) : bytes;
+  };
+  const documentAt = (list: readonly Measured[], counts: (m: Measured) => number): number => {
+    const omitted = cut.length > 0 ? utf8Length(`,"omitted_nodes":${cut.length}`) : 0;
+    return list.reduce((sum, m) => sum + bytesAt(m, counts(m)), base + omitted + commas(list.length));
+  };
 
-/** The document's size as its entries change. */
-class Fit {
-  /** Listed entries still in, in name order. */
-  kept: Listed[];
-  /** Names of the nodes cut. */
-  readonly cut: string[] = [];
-  /** The document with no entries (the braces of `nodes` included). */
-  readonly #base: number;
-  /** Per kept entry: `"name":` and the entry's JSON. */
-  readonly #bytes = new Map<Listed, number>();
-  #sum = 0;
-  /** Entries still in (kept.length, but also while cutUntil has yet to filter `kept`). */
-  #count = 0;
-
-  constructor(doc: PublishedDocument, listed: readonly Listed[]) {
-    this.kept = [...listed];
-    this.#base = utf8Length(JSON.stringify({ ...doc, nodes: {} }));
-    for (const r of this.kept) this.#measure(r);
-    this.#count = this.kept.length;
-  }
-
-  /** Bytes of the document as it would be written now. */
-  total(): number {
-    const omitted = this.cut.length > 0 ? utf8Length(`,"omitted_nodes":${this.cut.length}`) : 0;
-    return this.#base + omitted + this.#sum + Math.max(0, this.#count - 1);
-  }
-
-  /** Applies `edit` to an entry and measures it again. */
-  change(r: Listed, edit: (entry: PublishedNode) => void): void {
-    this.#sum -= this.#bytes.get(r) ?? 0;
-    edit(r.entry);
-    this.#measure(r);
-  }
-
-  /** Takes entries out (nodes left with nothing to list, which are healthy: not counted as cut). */
-  remove(entries: readonly Listed[]): void {
-    if (entries.length === 0) return;
-    const gone = new Set(entries);
-    for (const r of gone) {
-      this.#sum -= this.#bytes.get(r) ?? 0;
-      this.#bytes.delete(r);
-    }
-    this.kept = this.kept.filter((r) => !gone.has(r));
-    this.#count = this.kept.length;
-  }
-
-  /** Cuts `candidates`, least severe first, until the document fits. */
-  cutUntil(candidates: readonly Listed[], maxBytes: number): void {
-    const victims = [...candidates].sort(bySeverityAscending);
-    const gone = new Set<Listed>();
-    for (const victim of victims) {
-      if (this.total() <= maxBytes) break;
-      this.#sum -= this.#bytes.get(victim) ?? 0;
-      this.#bytes.delete(victim);
+  // Whole nodes go, least severe first, only while the floors alone do not fit.
+  if (documentAt(measured, (m) => m.floor) > maxBytes) {
+    let floors = measured.reduce((sum, m) => sum + bytesAt(m, m.floor), 0);
+    let count = measured.length;
+    const size = (): number =>
+      base + (cut.length > 0 ? utf8Length(`,"omitted_nodes":${cut.length}`) : 0) + commas(count) + floors;
+    const gone = new Set<Measured>();
+    for (const victim of [...measured].sort((x, y) => bySeverityAscending(x.r, y.r))) {
+      if (size() <= maxBytes) break;
       gone.add(victim);
-      this.cut.push(victim.name);
-      this.#count--;
+      cut.push(victim.r.name);
+      floors -= bytesAt(victim, victim.floor);
+      count--;
     }
-    if (gone.size > 0) this.kept = this.kept.filter((r) => !gone.has(r));
+    measured = measured.filter((m) => !gone.has(m));
   }
 
-  /** Writes the kept entries and the count of cut ones into `doc`. */
-  write(doc: PublishedDocument): void {
-    doc.nodes = {};
-    for (const r of this.kept) doc.nodes[r.name] = r.entry;
-    if (this.cut.length > 0) doc.omitted_nodes = this.cut.length;
+  // The largest common share that fits (each size grows with it), by bisection.
+  let low = 0;
+  let high = Math.max(0, ...measured.map((m) => m.sizes.length));
+  const at = (s: number): number => documentAt(measured, (m) => Math.max(s, m.floor));
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (at(mid) <= maxBytes) low = mid;
+    else high = mid - 1;
   }
+  for (const m of measured) m.count = Math.max(low, m.floor);
+  // One more for the most severe nodes while it fits: the share's slack is not wasted.
+  let size = at(low);
+  for (const m of [...measured].sort((a, b) => bySeverityAscending(b.r, a.r))) {
+    if (m.count >= m.sizes.length) continue;
+    const grown = size - bytesAt(m, m.count) + bytesAt(m, m.count + 1);
+    if (grown > maxBytes) continue;
+    m.count++;
+    size = grown;
+  }
+  for (const m of measured)
+    if (m.count < m.r.entry.npus.length) omitDevices(m.r, keepMostSevere(m.r, m.order, m.count));
+  return measured.map((m) => m.r);
+}
 
-  /** Entry bytes with `share` devices kept (what shareDevices would make of it). */
-  bytesWithShare(r: Listed, share: number, deviceBytes: readonly number[], head: number): number {
-    const kept = Math.min(share, deviceBytes.length);
-    let bytes = head + Math.max(0, kept - 1);
-    for (let i = 0; i < kept; i++) bytes += deviceBytes[i] as number;
-    const omitted = (r.entry.omitted_devices ?? 0) + deviceBytes.length - kept;
-    if (omitted > 0) bytes += utf8Length(`,"omitted_devices":${omitted}`);
-    return bytes + nameBytes(r);
-  }
+function measure(r: Listed): Measured {
+  const { omitted_devices: _, ...rest } = r.entry;
+  const order = r.entry.npus.map((_, i) => i).sort((a, b) => (r.holds[b] ?? 0) - (r.holds[a] ?? 0) || a - b);
+  return {
+    r,
+    fixed: nameBytes(r) + utf8Length(JSON.stringify({ ...rest, npus: [] })),
+    order,
+    sizes: order.map((i) => utf8Length(JSON.stringify(r.entry.npus[i]))),
+    floor: r.held > 0 && r.entry.npus.length > 0 ? 1 : 0,
+    count: r.entry.npus.length,
+  };
+}
 
-  #measure(r: Listed): void {
-    const bytes = nameBytes(r) + utf8Length(JSON.stringify(r.entry));
-    this.#bytes.set(r, bytes);
-    this.#sum += bytes;
-  }
+/** Bytes of an entry in the document: `"name":` and its JSON. */
+function entryBytes(r: Listed): number {
+  return nameBytes(r) + utf8Length(JSON.stringify(r.entry));
 }
 
 /** `"name":` of an entry's key. */
@@ -184,45 +165,21 @@ function nameBytes(r: Listed): number {
   return utf8Length(JSON.stringify(r.name)) + 1;
 }
 
-/**
- * The most devices every node may list so that the document fits (0 when even none fits),
- * by bisection over the share: each entry's size grows with it.
- */
-function largestShare(fit: Fit, maxBytes: number): number {
-  const measured = fit.kept.map((r) => {
-    const ordered = severeFirst(r).map((i) => r.entry.npus[i] as PublishedDevice);
-    const head = utf8Length(JSON.stringify({ ...withoutOmitted(r.entry), npus: [] }));
-    return { r, head, devices: ordered.map((d) => utf8Length(JSON.stringify(d))) };
-  });
-  const fixed = fit.total() - fit.kept.reduce((sum, r) => sum + entryBytesNow(r), 0);
-  const sizeAt = (share: number): number =>
-    measured.reduce((sum, m) => sum + fit.bytesWithShare(m.r, share, m.devices, m.head), fixed);
-  let low = 0;
-  let high = Math.max(0, ...measured.map((m) => m.devices.length));
-  while (low < high) {
-    const mid = Math.ceil((low + high) / 2);
-    if (sizeAt(mid) <= maxBytes) low = mid;
-    else high = mid - 1;
-  }
-  return low;
-}
-
-function entryBytesNow(r: Listed): number {
-  return nameBytes(r) + utf8Length(JSON.stringify(r.entry));
-}
-
-function withoutOmitted(entry: PublishedNode): PublishedNode {
-  const { omitted_devices: _, ...rest } = entry;
-  return rest;
+/** The commas between `n` items. */
+function commas(n: number): number {
+  return Math.max(0, n - 1);
 }
 
 /** Keeps the devices `keep` accepts (holds stay aligned); returns how many went. */
-function keepDevices(r: Listed, keep: (device: PublishedDevice, holds: number) => boolean): number {
+function keepDevices(
+  r: Listed,
+  keep: (device: PublishedDevice, holds: number, index: number) => boolean,
+): number {
   const npus: PublishedDevice[] = [];
   const holds: number[] = [];
   r.entry.npus.forEach((device, i) => {
     const h = r.holds[i] ?? 0;
-    if (!keep(device, h)) return;
+    if (!keep(device, h, i)) return;
     npus.push(device);
     holds.push(h);
   });
@@ -232,16 +189,10 @@ function keepDevices(r: Listed, keep: (device: PublishedDevice, holds: number) =
   return gone;
 }
 
-/** Keeps the `share` most severe devices (failed, then degraded, then by id), in id order. */
-function keepMostSevere(r: Listed, share: number): number {
-  const chosen = new Set(severeFirst(r).slice(0, share));
-  let i = 0;
-  return keepDevices(r, () => chosen.has(i++));
-}
-
-/** Indexes of an entry's devices, the most severe first, then in id order (their listed order). */
-function severeFirst(r: Listed): number[] {
-  return r.entry.npus.map((_, i) => i).sort((a, b) => (r.holds[b] ?? 0) - (r.holds[a] ?? 0) || a - b);
+/** Keeps the first `count` of `order` (most severe first), in their listed (id) order; returns how many went. */
+function keepMostSevere(r: Listed, order: readonly number[], count: number): number {
+  const chosen = new Set(order.slice(0, count));
+  return keepDevices(r, (_, __, i) => chosen.has(i));
 }
 
 /** Adds `gone` devices to the entry's `omitted_devices` (kept after `npus`). */

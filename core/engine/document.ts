@@ -124,7 +124,12 @@ function renderListed(node: NodeState, table: ReasonTable, cluster: StatusSummar
   }
   addSummary(cluster, summary);
   if (devices.length === 0 && node.overlays === 0) return null;
-  devices.sort((a, b) => compareText(a.entry.id, b.entry.id));
+  // By display id, then key: a (dishonest) snapshot may give two devices one id.
+  devices.sort(
+    (a, b) =>
+      compareText(a.entry.id, b.entry.id) ||
+      (a.entry.key < b.entry.key ? -1 : a.entry.key > b.entry.key ? 1 : 0),
+  );
   return {
     name: node.name,
     entry: {
