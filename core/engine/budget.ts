@@ -45,21 +45,39 @@ export interface Listed {
 export function fitBudget(doc: PublishedDocument, listed: readonly Listed[], maxBytes: number): string[] {
   const base = utf8Length(JSON.stringify({ ...doc, nodes: {} }));
   let kept = [...listed];
-  const total = (): number => base + commas(kept.length) + kept.reduce((sum, r) => sum + entryBytes(r), 0);
+  // Entry sizes, measured once and again only for the entries a step changes.
+  const bytes = new Map<Listed, number>();
+  let sum = 0;
+  const measureEntry = (r: Listed): void => {
+    const size = entryBytes(r);
+    sum += size - (bytes.get(r) ?? 0);
+    bytes.set(r, size);
+  };
+  for (const r of kept) measureEntry(r);
+  const total = (): number => base + commas(kept.length) + sum;
   if (total() <= maxBytes) return [];
 
   for (const r of kept) {
+    const signals = r.entry.npus.some((device) => device.signals.length > 0 || device.status === 'healthy');
+    if (!signals) continue;
     keepDevices(r, (device) => device.status !== 'healthy');
     for (const device of r.entry.npus) device.signals = [];
+    measureEntry(r);
   }
-  kept = kept.filter((r) => r.entry.npus.length > 0 || r.overlays);
+  kept = kept.filter((r) => {
+    if (r.entry.npus.length > 0 || r.overlays) return true;
+    sum -= bytes.get(r) ?? 0;
+    return false;
+  });
   if (total() > maxBytes)
-    for (const r of kept)
-      if (r.held > 0)
-        omitDevices(
-          r,
-          keepDevices(r, (_, holds) => holds > 0),
-        );
+    for (const r of kept) {
+      if (r.held === 0 || r.holds.every((h) => h > 0)) continue;
+      omitDevices(
+        r,
+        keepDevices(r, (_, holds) => holds > 0),
+      );
+      measureEntry(r);
+    }
   const cut: string[] = [];
   if (total() > maxBytes) kept = share(kept, base, maxBytes, cut);
 
