@@ -35,9 +35,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { PublishedDocument, Snapshot } from '../contracts/index.js';
 import { npuSnapshot } from '../core/engine/testing.js';
+import { controllerNamespace } from './plane.js';
 import { buildControlPlane, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
 import { shippedNode } from '../hack/shipped-node.js';
-import { controllerRbacObjects } from '../test/setup/controller-rbac.js';
 import { PublishedTransitions, compareTransitions, parseReplay } from './failover.js';
 import { histogramSummary } from './pipeline/histogram.js';
 import { percentile } from './pipeline/summary.js';
@@ -139,21 +139,7 @@ async function main(): Promise<void> {
     const state = await startControlPlane({ stateDir, log: (l) => process.stderr.write(`${l}\n`) });
     const admin = new k8s.KubeConfig();
     admin.loadFromFile(state.kubeconfig);
-    const core = admin.makeApiClient(k8s.CoreV1Api);
-    const objects = k8s.KubernetesObjectApi.makeApiClient(admin);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    for (const object of controllerRbacObjects(NS)) await objects.create(object);
-    const token = async (sa: string): Promise<string> => {
-      await core
-        .createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: sa } } })
-        .catch(() => undefined);
-      const r = await core.createNamespacedServiceAccountToken({
-        name: sa,
-        namespace: NS,
-        body: { spec: { audiences: [], expirationSeconds: 7200 } },
-      });
-      return r.status?.token ?? '';
-    };
+    const { core, token } = await controllerNamespace(admin, NS);
     const functionToken = await token('npu-fault-function');
     const names = Array.from({ length: opts.nodes }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
     process.stderr.write(`[bench] creating ${opts.nodes} Nodes\n`);

@@ -24,11 +24,11 @@ import { parseArgs, promisify } from 'node:util';
 import { DEFAULT_MAX_DEVICES_PER_NODE, type PublishedDocument } from '../contracts/index.js';
 import { createEngine } from '../core/engine/index.js';
 import { at, gpuSnapshot as engineGpuSnapshot, npuSnapshot } from '../core/engine/testing.js';
+import { controllerNamespace } from './plane.js';
 import { buildControlPlane, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
 import { shippedNode } from '../hack/shipped-node.js';
 import { kubeConfigWithToken } from '../test/setup/cluster.js';
 import { startControllerProcess, writeKubeConfig } from '../test/setup/controller-process.js';
-import { controllerRbacObjects } from '../test/setup/controller-rbac.js';
 
 const NS = 'ai-infra';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -106,21 +106,7 @@ async function main(): Promise<void> {
   try {
     const admin = new k8s.KubeConfig();
     admin.loadFromFile(state.kubeconfig);
-    const core = admin.makeApiClient(k8s.CoreV1Api);
-    const objects = k8s.KubernetesObjectApi.makeApiClient(admin);
-    await core.createNamespace({ body: { metadata: { name: NS } } });
-    for (const object of controllerRbacObjects(NS)) await objects.create(object);
-    const token = async (sa: string): Promise<string> => {
-      await core
-        .createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: sa } } })
-        .catch(() => undefined);
-      const r = await core.createNamespacedServiceAccountToken({
-        name: sa,
-        namespace: NS,
-        body: { spec: { audiences: [], expirationSeconds: 7200 } },
-      });
-      return r.status?.token ?? '';
-    };
+    const { core, token } = await controllerNamespace(admin, NS);
     const functionToken = await token('npu-fault-function');
     controller = startControllerProcess({
       identity: 'flood-1',

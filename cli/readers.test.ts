@@ -22,6 +22,7 @@ import {
 import {
   createFollower,
   type FailedDevice,
+  type StatusFollower,
   type StatusUpdate,
   type Transport,
   type TransportSink,
@@ -117,21 +118,31 @@ const CASES: { name: string; document: () => PublishedDocument; expect: Record<s
   },
 ];
 
-/** The follower's view of `document` for `node`, delivered as a transport would. */
-function followerView(documents: PublishedDocument[], node: string | null): StatusUpdate {
-  let sink: TransportSink | undefined;
+/** A follower of `node` on a transport the test delivers to itself (`sink`), on a still clock. */
+function following(
+  kind: Transport['kind'],
+  node: string | null,
+): { follower: StatusFollower; sink: TransportSink } {
+  const delivered: { sink?: TransportSink } = {};
   const transport: Transport = {
-    kind: 'watch',
-    start: (s) => void (sink = s),
+    kind,
+    start: (s) => void (delivered.sink = s),
     stop: () => Promise.resolve(),
     stats: () => ({}),
   };
   const follower = createFollower(transport, {
     node,
     staleAfterMs: 3_600_000,
-    clock: { now: () => Date.parse(documents[0]!.timestamp), schedule: () => () => undefined },
+    clock: { now: () => 0, schedule: () => () => undefined },
   });
-  for (const document of documents) sink?.document(document);
+  if (!delivered.sink) throw new Error('the follower did not start its transport');
+  return { follower, sink: delivered.sink };
+}
+
+/** The follower's view of `document` for `node`, delivered as a transport would. */
+function followerView(documents: PublishedDocument[], node: string | null): StatusUpdate {
+  const { follower, sink } = following('watch', node);
+  for (const document of documents) sink.document(document);
   const view = follower.current();
   void follower.close();
   if (!view) throw new Error('no view');
@@ -204,21 +215,10 @@ describe("the agent's node-local answer, read by the SDK", () => {
   const failedEntry = (): PublishedNode => documentOf('ingest-outage-keeps-failures').nodes['node-03']!;
 
   function sseView(feed: ReturnType<typeof createFaultFeed>, node: string): StatusUpdate {
-    let sink: TransportSink | undefined;
-    const transport: Transport = {
-      kind: 'sse',
-      start: (s) => void (sink = s),
-      stop: () => Promise.resolve(),
-      stats: () => ({}),
-    };
-    const follower = createFollower(transport, {
-      node,
-      staleAfterMs: 3_600_000,
-      clock: { now: () => 0, schedule: () => () => undefined },
-    });
+    const { follower, sink } = following('sse', node);
     const deliver = (): void => {
       const state = feed.current();
-      sink?.entry({
+      sink.entry({
         node,
         entry: state.entry as PublishedNode | null,
         leader: state.leader,

@@ -8,6 +8,17 @@ import { at, npuSnapshot, type NpuSpec } from './testing.js';
 const publisher = { identity: 'ctl-1', term: 7 };
 const down = (npu: number): NpuSpec => ({ npu, link: 'down', power: 100 });
 
+/** `devices` NPUs of `node`, every one with its link down (failed), in one snapshot at t=0. */
+function failAll(e: ReloadableEngine, node: string, devices: number): void {
+  e.observe(
+    npuSnapshot(
+      { node, seq: 1, t: 0 },
+      Array.from({ length: devices }, (_, i) => down(i)),
+    ),
+    at(0),
+  );
+}
+
 function engine(maxBytes: number, overrides: Record<string, unknown> = {}): ReloadableEngine {
   return createEngine(
     rulesSchema.parse({ degrade_after_s: 0, publish: { max_bytes: maxBytes }, ...overrides }),
@@ -90,13 +101,7 @@ describe('the byte budget (CONTRACT §5.3)', () => {
 
   it('gives every failing node a fair share: one node with many failures cannot push the others out', () => {
     const feed = (e: ReloadableEngine): void => {
-      e.observe(
-        npuSnapshot(
-          { node: 'flood', seq: 1, t: 0 },
-          Array.from({ length: 32 }, (_, i) => down(i)),
-        ),
-        at(0),
-      );
+      failAll(e, 'flood', 32);
       for (const node of ['a', 'b', 'c'])
         e.observe(npuSnapshot({ node, seq: 1, t: 0 }, [{ npu: 0 }, down(1)]), at(0));
     };
@@ -169,13 +174,7 @@ describe('the byte budget (CONTRACT §5.3)', () => {
 
   it('lists a node holding nothing failed with the others rather than cutting it, while its entry fits', () => {
     const feed = (e: ReloadableEngine): void => {
-      e.observe(
-        npuSnapshot(
-          { node: 'flood', seq: 1, t: 0 },
-          Array.from({ length: 32 }, (_, i) => down(i)),
-        ),
-        at(0),
-      );
+      failAll(e, 'flood', 32);
       e.observe(npuSnapshot({ node: 'quiet', seq: 1, t: 0 }, [{ npu: 0 }, { npu: 1 }]), at(0));
       e.tick(at(6)); // quiet goes stale: unknown, nothing held
       e.observe(
