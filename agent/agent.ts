@@ -201,7 +201,11 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
       registry,
       ...(deps.random ? { random: deps.random } : {}),
     },
-    { intervalMs: config.sampling.intervalMs, jitterMs: config.sampling.jitterMs },
+    {
+      intervalMs: config.sampling.intervalMs,
+      jitterMs: config.sampling.jitterMs,
+      keepAliveMs: config.sampling.keepAliveMs,
+    },
   );
   samplerRef.current = sampler;
 
@@ -228,6 +232,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
       feed,
       lastSample: () => lastSnapshot,
       pushStatus: () => sender.status(),
+      toolStatus: () => probe.status(),
       node: config.node,
       clock,
       log: log.child({ part: 'local' }),

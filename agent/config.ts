@@ -69,6 +69,14 @@ export const agentConfigSchema = z
         .nonnegative()
         .default(100)
         .describe('each interval varies by up to this, so agents do not sample in lock-step'),
+      keepAliveMs: z
+        .number()
+        .int()
+        .min(100)
+        .default(1500)
+        .describe(
+          'a sample waits on a slow or hanging tool at most this long after the last snapshot; then the cached or a liveness snapshot goes (the controllers call a node silent after 5 s)',
+        ),
     }),
     probe: z.strictObject({
       timeoutMs: z.number().int().positive().default(3000).describe('a tool run taking longer is killed'),

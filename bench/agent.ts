@@ -1,5 +1,5 @@
 /**
- * `npm run bench:agent -- [--seconds S] [--xid-every S] [--one-shot] [--env K=V]… [--tsx]`: one node agent's
+ * `npm run bench:agent -- [--seconds S] [--xid-every S] [--one-shot] [--hostile stdout|stderr] [--env K=V]… [--tsx]`: one node agent's
  * cost and event latency (issue "Agent", Performance): the agent (the compiled build, as an
  * image runs it, with the DaemonSet's NODE_OPTIONS) samples a node of 8 GPUs once a second
  * through the nvidia-smi collector, follows a kernel log (a file here) and pushes to a
@@ -13,7 +13,12 @@
  * own cost per one-shot run, and for an NVIDIA XID line appended to the kernel log every
  * `--xid-every` seconds the time until the snapshot carrying it reaches the function
  * (p50/p95/max). Prints one JSON line. Not part of the test suite. Targets: <= 2% of a core,
- * <= 80 MiB RSS and flat, event to snapshot sent <= 50 ms. */
+ * <= 80 MiB RSS and flat, event to snapshot sent <= 50 ms.
+ *
+ * `--hostile stdout`: every run of the tool prints 200 MB (the agent cuts it at its 4 MiB cap
+ * and fails the run, so it sends liveness snapshots); `--hostile stderr`: every run prints 50 MB
+ * on stderr before its good rows (read, since only stdout counts). Both one-shot. Target: RSS
+ * under 90 MiB for 10 minutes (issue 34). */
 import { execFile } from 'node:child_process';
 import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -40,6 +45,7 @@ function options(): {
   tsx: boolean;
   build: boolean;
   oneShot: boolean;
+  hostile: 'stdout' | 'stderr' | undefined;
   env: Record<string, string>;
 } {
   const { values } = parseArgs({
@@ -49,6 +55,7 @@ function options(): {
       tsx: { type: 'boolean' },
       'no-build': { type: 'boolean' },
       'one-shot': { type: 'boolean' },
+      hostile: { type: 'string' },
       env: { type: 'string', multiple: true },
     },
   });
@@ -61,12 +68,16 @@ function options(): {
   const seconds = Number(values.seconds ?? 600);
   const xidEvery = Number(values['xid-every'] ?? 15);
   if (!(seconds >= 20) || !(xidEvery >= 2)) throw new Error('--seconds >= 20, --xid-every >= 2');
+  const hostile = values.hostile;
+  if (hostile !== undefined && hostile !== 'stdout' && hostile !== 'stderr')
+    throw new Error('--hostile stdout|stderr');
   return {
     seconds,
     xidEvery,
     tsx: values.tsx === true,
     build: values['no-build'] !== true,
-    oneShot: values['one-shot'] === true,
+    oneShot: values['one-shot'] === true || hostile !== undefined,
+    hostile,
     env,
   };
 }
@@ -80,8 +91,15 @@ function shippedNodeOptions(): string {
  * A stand-in nvidia-smi: prints one CSV row per GPU for whatever --query-gpu asks, once (awk),
  * or with `-lms N` every N ms until killed (one perl process, as the real loop is one process).
  */
-function fakeNvidiaSmi(dir: string): string {
+function fakeNvidiaSmi(dir: string, hostile?: 'stdout' | 'stderr'): string {
   const path = join(dir, 'nvidia-smi');
+  // Before the rows: 200 MB on stdout (cut by the agent's cap), or 50 MB on stderr (drained).
+  const before =
+    hostile === 'stdout'
+      ? 'head -c 209715200 /dev/zero | tr "\\0" x\n'
+      : hostile === 'stderr'
+        ? 'head -c 52428800 /dev/zero | tr "\\0" w >&2\n'
+        : '';
   const rows = `
   k = split(q, f, ",")
   for (i = 0; i < n; i++) {
@@ -109,7 +127,7 @@ for a in "$@"; do
   case "$a" in --query-gpu=*) q="\${a#--query-gpu=}";; esac
   [ "$prev" = "-lms" ] && ms="$a"; prev="$a"
 done
-[ -z "$ms" ] && exec awk -v q="$q" -v n=${GPUS} 'BEGIN {${rows}
+${before}[ -z "$ms" ] && exec awk -v q="$q" -v n=${GPUS} 'BEGIN {${rows}
 }'
 # Loop mode: the rows once, kept, then printed every period by one process.
 rows=$(awk -v q="$q" -v n=${GPUS} 'BEGIN {${rows}
@@ -243,7 +261,7 @@ async function main(): Promise<void> {
       process.stderr.write('[bench] npm run build\n');
       await run('npm', ['run', 'build'], { cwd: ROOT });
     }
-    const tool = fakeNvidiaSmi(dir);
+    const tool = fakeNvidiaSmi(dir, opts.hostile);
     const kmsg = join(dir, 'kmsg');
     writeFileSync(kmsg, '');
     const token = join(dir, 'token');
@@ -357,6 +375,7 @@ async function main(): Promise<void> {
           max: round(sorted.at(-1) ?? Number.NaN, 1),
         },
         mode: opts.oneShot ? 'one-shot' : 'loop',
+        hostile: opts.hostile ?? null,
         nodeOptions: shippedNodeOptions(),
         env: opts.env,
       })}\n`,

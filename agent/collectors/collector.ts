@@ -2,7 +2,7 @@
  * The one interface every way of reading the node's accelerators implements (the tools here,
  * the simulator in agent/sim/), and what the tool collectors are built from.
  */
-import type { Payload } from '../../contracts/index.js';
+import type { AcceleratorFamily, Payload } from '../../contracts/index.js';
 import type { Clock, Logger, Registry } from '../../platform/index.js';
 import type { ExecTool, StreamTool } from '../probe/index.js';
 
@@ -16,6 +16,8 @@ export interface Reading {
 export interface Collector {
   /** 'hdc' | 'npu-smi' | 'nvidia-smi' | 'sim' — becomes the snapshot's `collector`. */
   readonly name: string;
+  /** The family its payloads are, when it knows before the first (a liveness sample's). */
+  readonly family?: AcceleratorFamily;
   /**
    * One sample of every device the tool reports, as a validated payload (devices it names in an
    * error, e.g. nvidia-smi's "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is

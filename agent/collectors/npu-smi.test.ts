@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Registry } from 'prom-client';
 import type { Payload } from '../../contracts/index.js';
 import { ToolError, parseNpuSmiTable } from '../../core/parsers/index.js';
 import {
@@ -132,6 +133,38 @@ describe('createNpuSmiCollector', () => {
       error_codes: [],
       hbm: { ecc: { single_bit: 7 } },
     });
+  });
+
+  it('warns once per failing spell of a -t record, counts every failure, and says when it recovered', async () => {
+    let failing = true;
+    const exec = fakeExecTool((_, args) =>
+      failing && args.join(' ') === 'info -t health -i 1 -c 0'
+        ? new ExecToolError('exit', 'npu-smi exited with code 1: Invalid card id.', { exitCode: 1 })
+        : node910(args),
+    );
+    const clock = new FakeClock();
+    const registry = new Registry();
+    const { log, lines } = memoryLogger();
+    const collector = createNpuSmiCollector(config({ detailsIntervalSeconds: 0 }), {
+      exec,
+      clock,
+      log,
+      registry,
+    });
+    for (let i = 0; i < 20; i++) await collector.collect(never());
+    const failed = lines.filter((l) => l.msg === 'npu-smi info -t failed; keeping the last record');
+    expect(failed.filter((l) => l.level === 'warn')).toHaveLength(1);
+    expect(failed.filter((l) => l.level === 'debug')).toHaveLength(19);
+    const counted = (await registry.getMetricsAsJSON()).find(
+      (m) => m.name === 'npu_fault_agent_npu_smi_detail_failures_total',
+    );
+    expect(counted?.values).toEqual([expect.objectContaining({ labels: { type: 'health' }, value: 20 })]);
+    failing = false;
+    await collector.collect(never());
+    expect(lines.filter((l) => l.msg === 'npu-smi info -t recovered')).toHaveLength(1);
+    failing = true;
+    await collector.collect(never());
+    expect(lines.filter((l) => l.level === 'warn')).toHaveLength(2); // a new spell warns again
   });
 
   it('keeps what a round cut by the deadline read, and goes on with the rest at the next sample', async () => {

@@ -17,6 +17,7 @@
  *
  * A reading out of range (in the table or a record) is sent as null and counted (readings.ts).
  */
+import { Counter } from 'prom-client';
 import { z } from 'zod';
 import type { Payload } from '../../contracts/index.js';
 import {
@@ -26,7 +27,7 @@ import {
   type NpuSmiDetail,
   type NpuSmiTablePayload,
 } from '../../core/parsers/index.js';
-import { describeError, type DeepReadonly } from '../../platform/index.js';
+import { describeError, metricPrefix, type DeepReadonly, type Registry } from '../../platform/index.js';
 import type { Collector, CollectorDeps } from './collector.js';
 import { createOutOfRangeHandler, reportOnceRead, type OnOutOfRange } from './readings.js';
 
@@ -96,6 +97,19 @@ function keyOf(target: DetailTarget): string {
   return `${target.type}/${target.npu}/${target.chip ?? '-'}`;
 }
 
+/** The counter of failed `npu-smi info -t` runs, one per registry. */
+function detailFailureCounter(registry: Registry): Counter<'type'> {
+  const name = `${metricPrefix('agent')}npu_smi_detail_failures_total`;
+  const existing = registry.getSingleMetric(name);
+  if (existing) return existing as Counter<'type'>;
+  return new Counter({
+    name,
+    help: 'Failed `npu-smi info -t <type>` runs (the last record is kept), by type',
+    labelNames: ['type'],
+    registers: [registry],
+  });
+}
+
 /** A record kept, with the monotonic time it was read. */
 interface KeptDetail {
   detail: NpuSmiDetail;
@@ -117,11 +131,15 @@ class NpuSmiCollector implements Collector {
   #pending: DetailTarget[] | null = null;
   /** Monotonic start of the last round; null before the first. */
   #lastRoundAt: number | null = null;
+  /** Records whose `-t` run is failing (said once at warn per failing spell, then counted). */
+  readonly #failing = new Set<string>();
+  readonly #detailFailures: Counter<'type'> | undefined;
 
   constructor(config: NpuSmiCollectorConfig, deps: CollectorDeps) {
     this.#config = config;
     this.#deps = deps;
     this.#onOutOfRange = createOutOfRangeHandler(deps);
+    this.#detailFailures = deps.registry ? detailFailureCounter(deps.registry) : undefined;
   }
 
   async collect(signal: AbortSignal): Promise<Payload> {
@@ -175,13 +193,22 @@ class NpuSmiCollector implements Collector {
         ),
       };
       this.#details.set(keyOf(target), { detail, readAt: this.#deps.clock.monotonic() });
+      if (this.#failing.delete(keyOf(target)))
+        this.#deps.log?.info(
+          { npu: target.npu, chip: target.chip, type: target.type },
+          'npu-smi info -t recovered',
+        );
     } catch (error) {
       if (signal.aborted) {
         // Cut by the deadline, not failed: read again in the next sample.
         this.#pending?.push(target);
         return;
       }
-      this.#deps.log?.warn(
+      this.#detailFailures?.inc({ type: target.type });
+      // Once per failing spell of each record at warn, not at every run (thousands an hour).
+      const first = !this.#failing.has(keyOf(target));
+      this.#failing.add(keyOf(target));
+      this.#deps.log?.[first ? 'warn' : 'debug'](
         { npu: target.npu, chip: target.chip, type: target.type, error: describeError(error) },
         'npu-smi info -t failed; keeping the last record',
       );

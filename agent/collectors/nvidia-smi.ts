@@ -136,6 +136,7 @@ export function createNvidiaSmiCollector(config: NvidiaSmiCollectorConfig, deps:
   };
   return {
     name: 'nvidia-smi',
+    family: 'nvidia',
     read,
     collect: async (signal) => (await read(signal)).payload,
     close: () => loop?.close(),

@@ -27,4 +27,5 @@ export {
   type LocalAppDeps,
   type LocalAppOptions,
   type LocalPushStatus,
+  type LocalToolStatus,
 } from './local-app.js';

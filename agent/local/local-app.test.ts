@@ -4,7 +4,13 @@ import type { PublishedNode } from '../../contracts/index.js';
 import { FakeClock, Registry, createHttpServer, createLogger, type Runnable } from '../../platform/index.js';
 import { serve, type TestServer } from '../../platform/testing.js';
 import { createFaultFeed, type FaultFeed } from './fault-feed.js';
-import { createLocalApp, type LocalApp, type LocalAppOptions, type LocalPushStatus } from './local-app.js';
+import {
+  createLocalApp,
+  type LocalApp,
+  type LocalAppOptions,
+  type LocalPushStatus,
+  type LocalToolStatus,
+} from './local-app.js';
 import { openSse, type SseClient, type SseMessage } from './testing.js';
 
 const log = createLogger({ level: 'silent' });
@@ -35,6 +41,7 @@ async function setup(
   options: Partial<LocalAppOptions> = {},
   withPush = false,
   feedStaleMs = FEED_STALE_MS,
+  tool?: () => LocalToolStatus,
 ): Promise<Setup> {
   const clock = new FakeClock();
   const feed = createFaultFeed({ clock, staleAfterMs: feedStaleMs });
@@ -49,6 +56,7 @@ async function setup(
       feed,
       lastSample: () => sample.current,
       ...(withPush ? { pushStatus: () => push.current as LocalPushStatus } : {}),
+      ...(tool ? { toolStatus: tool } : {}),
       node: NODE,
       clock,
       log,
@@ -250,6 +258,28 @@ describe('GET /v1/health', () => {
     expect((await getJson(`${h.server.origin}/v1/health`)).json).toMatchObject({
       status: 'degraded',
       message: 'no answer from the ingest function for 45 s',
+    });
+  });
+
+  it('says the health tool is failing, not the function, while the agent sends liveness', async () => {
+    const status: LocalToolStatus = {
+      ok: false,
+      error: 'exit: npu-smi exited with code 2: dcmi module initialize failed. ret is -8005',
+      failingSince: '2026-01-01T00:00:00.000Z',
+      lastSuccessAt: null,
+    };
+    const h = await setup({ staleAfterMs: 30_000 }, false, FEED_STALE_MS, () => status);
+    h.feed.update({ entry: null, leader: 'c-0', term: 1 }, h.at(0)); // liveness snapshots are answered
+    expect((await getJson(`${h.server.origin}/v1/health`)).json).toMatchObject({
+      status: 'degraded',
+      message:
+        'the health tool is failing since 2026-01-01T00:00:00.000Z: exit: npu-smi exited with code 2: dcmi module initialize failed. ret is -8005; the agent is up and sends liveness snapshots',
+      tool: { ok: false, failing_since: '2026-01-01T00:00:00.000Z', last_success_at: null },
+    });
+    Object.assign(status, { ok: true, error: null, failingSince: null, lastSuccessAt: h.at(1000) });
+    expect((await getJson(`${h.server.origin}/v1/health`)).json).toMatchObject({
+      status: 'ok',
+      tool: { ok: true, error: null, last_success_at: h.at(1000) },
     });
   });
 

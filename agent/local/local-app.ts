@@ -2,9 +2,11 @@
  * The agent's node-local HTTP API (port 8081, beside /healthz, /readyz and /metrics of the
  * platform server), for people and for pods on the node without API credentials:
  *
- * - `GET /v1/health`: `{"status": "ok"|"degraded", "node", "last_sample", "last_push"}`;
- *   `degraded` (still 200: the agent itself is alive) when the ingest function has not
- *   answered for `staleAfterMs`, counted from start before the first answer.
+ * - `GET /v1/health`: `{"status": "ok"|"degraded", "node", "last_sample", "last_push",
+ *   "tool"}`; `degraded` (still 200: the agent itself is alive) when the node's health tool is
+ *   failing (the message names the tool's error: the agent is up and sends liveness), or when
+ *   the ingest function has not answered for `staleAfterMs`, counted from start before the
+ *   first answer.
  * - `GET /v1/fault`: `{"node", "entry", "id", "leader", "term", "updated_at", "stale"}`, the
  *   node's published entry as the function last answered it (null: healthy, or no answer
  *   yet, when `leader` is null too), its event id and when it last changed; `stale` is true
@@ -33,6 +35,14 @@ export interface LocalPushStatus {
   consecutiveFailures: number;
 }
 
+/** How the node's health tool is doing (the probe's `status()` has this shape). */
+export interface LocalToolStatus {
+  ok: boolean;
+  error: string | null;
+  failingSince: string | null;
+  lastSuccessAt: string | null;
+}
+
 /** What the app is built from. */
 export interface LocalAppDeps {
   feed: FaultFeed;
@@ -40,6 +50,8 @@ export interface LocalAppDeps {
   lastSample: () => unknown;
   /** How pushing goes, shown under `last_push` (optional). */
   pushStatus?: () => LocalPushStatus;
+  /** How the health tool is doing, shown under `tool` (optional). */
+  toolStatus?: () => LocalToolStatus;
   node: string;
   clock: Clock;
   log: Logger;
@@ -122,14 +134,17 @@ export function createLocalApp(deps: LocalAppDeps, options: LocalAppOptions): Lo
     const okAt = push?.lastOkAt ?? state.answeredAt;
     const since = okAt === null ? startedAt : Date.parse(okAt);
     const silentMs = deps.clock.now() - since;
-    const degraded = silentMs > settings.staleAfterMs;
+    const tool = deps.toolStatus?.();
+    // The tool first: a failing tool is the node's news, and the agent still reports it.
+    const message =
+      tool !== undefined && tool.error !== null
+        ? `the health tool is failing since ${tool.failingSince ?? 'start'}: ${tool.error}; the agent is up and sends liveness snapshots`
+        : silentMs > settings.staleAfterMs
+          ? `no answer from the ingest function for ${Math.round(silentMs / 1000)} s${okAt === null ? ' (none since start)' : ''}`
+          : undefined;
     return {
-      status: degraded ? 'degraded' : 'ok',
-      ...(degraded
-        ? {
-            message: `no answer from the ingest function for ${Math.round(silentMs / 1000)} s${okAt === null ? ' (none since start)' : ''}`,
-          }
-        : {}),
+      status: message === undefined ? 'ok' : 'degraded',
+      ...(message === undefined ? {} : { message }),
       node: deps.node,
       last_sample: deps.lastSample() ?? null,
       last_push: {
@@ -144,6 +159,16 @@ export function createLocalApp(deps: LocalAppDeps, options: LocalAppOptions): Lo
             }
           : {}),
       },
+      ...(tool === undefined
+        ? {}
+        : {
+            tool: {
+              ok: tool.ok,
+              error: tool.error,
+              failing_since: tool.failingSince,
+              last_success_at: tool.lastSuccessAt,
+            },
+          }),
     };
   };
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ExecToolError, createExecTool } from './exec.js';
+import { ExecToolError, STDERR_HEAD_BYTES, STDERR_TAIL_BYTES, createExecTool } from './exec.js';
 import {
   createFakeTool,
   isProcessGone,
@@ -118,6 +118,47 @@ describe('createExecTool', () => {
     const error = await failure(exec(script, [], { signal: never(), maxOutputBytes: 64 * 1024 }));
     expect(error).toMatchObject({ kind: 'output' });
     expect(error.message).toContain('more than 65536 bytes');
+  });
+
+  it('reads the whole stdout of a tool that floods stderr: only stdout counts against the cap', async () => {
+    const script = join(dir.path, 'noisy');
+    // 2 MiB of warnings on stderr, well past a 64 KiB cap, then good output and exit 0.
+    writeFileSync(
+      script,
+      '#!/bin/bash\nhead -c 2097152 /dev/zero | tr "\\0" w >&2\necho "row 1"\necho "row 2"\n',
+      { mode: 0o755 },
+    );
+    await expect(exec(script, [], { signal: never(), maxOutputBytes: 64 * 1024 })).resolves.toBe(
+      'row 1\nrow 2\n',
+    );
+  });
+
+  it('keeps only the start and the end of a huge stderr on a failure', async () => {
+    const script = join(dir.path, 'noisy-fail');
+    writeFileSync(
+      script,
+      '#!/bin/bash\necho "first: dcmi failed" >&2\nhead -c 1048576 /dev/zero | tr "\\0" x >&2\necho "\nlast line" >&2\nexit 4\n',
+      { mode: 0o755 },
+    );
+    const error = await failure(exec(script, [], { signal: never() }));
+    expect(error).toMatchObject({ kind: 'exit', exitCode: 4 });
+    expect(error.message).toBe(`${script} exited with code 4: first: dcmi failed`);
+    expect(error.stderr.length).toBeLessThanOrEqual(STDERR_HEAD_BYTES + STDERR_TAIL_BYTES + 64);
+    expect(error.stderr).toMatch(/^first: dcmi failed\n/);
+    expect(error.stderr).toMatch(/\[\d+ bytes of stderr left out\]/);
+    expect(error.stderr).toMatch(/last line\n$/);
+  });
+
+  it('keeps nothing of the output of a run that printed too much', async () => {
+    const script = join(dir.path, 'floods-too');
+    writeFileSync(script, '#!/bin/bash\nwhile true; do echo 0123456789abcdef; done\n', { mode: 0o755 });
+    const error = await failure(exec(script, [], { signal: never(), maxOutputBytes: 64 * 1024 }));
+    expect({ kind: error.kind, stdout: error.stdout, stderr: error.stderr }).toEqual({
+      kind: 'output',
+      stdout: '',
+      stderr: '',
+    });
+    expect(JSON.stringify(error).length + error.message.length).toBeLessThan(1024);
   });
 
   it('runs tools in the C locale, with the environment it was given', async () => {

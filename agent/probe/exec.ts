@@ -7,11 +7,14 @@
  *   behind (a helper that made a session of its own escapes; no tool seen does that);
  * - on abort the promise rejects at once and the pipes are destroyed, even when a descendant
  *   that escaped the group still holds them, so no file descriptor outlives a run;
- * - stdout and stderr are capped (maxOutputBytes, default 4 MiB): a tool printing without
- *   end is killed and the run fails, it never grows the agent's memory;
+ * - stdout is capped (maxOutputBytes, default 4 MiB): a tool printing without end is killed
+ *   and the run fails, keeping nothing of what it printed; stderr is drained into its first
+ *   and last few KiB, however much is printed there, so a noisy stderr neither fails a run
+ *   nor grows the agent's memory;
  * - a non-zero exit fails with one line naming the exit code and the tool's first error line,
- *   and the error keeps both outputs (nvidia-smi prints good rows and exits 15 when one GPU
- *   is lost, and the collector still wants the rows).
+ *   and the error keeps stdout and stderr's excerpt (nvidia-smi prints good rows and exits 15
+ *   when one GPU is lost, and the collector still wants the rows); other failures keep only
+ *   stderr's excerpt.
  *
  * Zombies: Node reaps its direct children; a killed grandchild is reaped by whoever adopts
  * orphans, the container runtime's shim (a child subreaper) in a pod. Tools run in the C
@@ -80,10 +83,67 @@ export function killProcessGroup(pgid: number): boolean {
 
 const decoder = new TextDecoder('utf-8');
 
-/** Output as text (execa gives bytes under `encoding: 'buffer'`, so the cap counts bytes). */
-function text(output: unknown): string {
-  if (output instanceof Uint8Array) return decoder.decode(output);
-  return typeof output === 'string' ? output : '';
+/** What is kept of stderr: its start (where tools say what failed) and its end. */
+export const STDERR_HEAD_BYTES = 2048;
+export const STDERR_TAIL_BYTES = 6144;
+
+/**
+ * stdout, collected up to a cap: only stdout's size decides whether a run printed too much,
+ * and a run that did keeps nothing of it.
+ */
+class CappedOutput {
+  readonly #chunks: Buffer[] = [];
+  #bytes = 0;
+  constructor(readonly max: number) {}
+  /** Adds a chunk; false (and nothing kept) once the output passes the cap. */
+  push(chunk: Buffer): boolean {
+    this.#bytes += chunk.length;
+    if (this.#bytes > this.max) {
+      this.#chunks.length = 0;
+      return false;
+    }
+    this.#chunks.push(chunk);
+    return true;
+  }
+  text(): string {
+    return decoder.decode(Buffer.concat(this.#chunks));
+  }
+}
+
+/**
+ * stderr drained into its first and last few KiB, however much a tool prints there: a noisy
+ * stderr never fails a run whose stdout is good, and never grows the agent's memory.
+ */
+class StderrExcerpt {
+  #head: Buffer = Buffer.alloc(0);
+  #tail: Buffer[] = [];
+  #tailBytes = 0;
+  #dropped = 0;
+  push(chunk: Buffer): void {
+    if (this.#head.length < STDERR_HEAD_BYTES) {
+      const take = Math.min(STDERR_HEAD_BYTES - this.#head.length, chunk.length);
+      this.#head = Buffer.concat([this.#head, chunk.subarray(0, take)]);
+      chunk = chunk.subarray(take);
+      if (chunk.length === 0) return;
+    }
+    this.#tail.push(chunk);
+    this.#tailBytes += chunk.length;
+    while (this.#tailBytes - (this.#tail[0]?.length ?? 0) >= STDERR_TAIL_BYTES) {
+      const gone = this.#tail.shift() as Buffer;
+      this.#tailBytes -= gone.length;
+      this.#dropped += gone.length;
+    }
+  }
+  text(): string {
+    let tail = Buffer.concat(this.#tail);
+    let dropped = this.#dropped;
+    if (tail.length > STDERR_TAIL_BYTES) {
+      dropped += tail.length - STDERR_TAIL_BYTES;
+      tail = tail.subarray(tail.length - STDERR_TAIL_BYTES);
+    }
+    const gap = dropped > 0 ? `\n[${dropped} bytes of stderr left out]\n` : '';
+    return decoder.decode(this.#head) + gap + decoder.decode(tail);
+  }
 }
 
 /** What execa's error says, read defensively (the fields differ by how the run ended). */
@@ -91,38 +151,38 @@ interface ExecaFailure {
   code?: string;
   exitCode?: number;
   signal?: string;
-  isMaxBuffer?: boolean;
   isCanceled?: boolean;
-  stdout?: unknown;
-  stderr?: unknown;
   shortMessage?: string;
   message?: string;
 }
 
-/** Turns execa's error into an ExecToolError with a one-line message. */
+/**
+ * Turns execa's error into an ExecToolError with a one-line message. The error keeps stdout
+ * only for a non-zero exit (nvidia-smi's good rows beside a lost GPU), and stderr's excerpt:
+ * a failing tool costs the agent what one bounded run prints, not copies of its output.
+ */
 function toExecToolError(
   command: string,
   error: unknown,
-  maxOutputBytes: number,
+  outputs: { stdout: () => string; stderr: () => string },
   signal?: AbortSignal,
 ): ExecToolError {
   const failure = (error ?? {}) as ExecaFailure;
-  const stdout = text(failure.stdout);
-  const stderr = text(failure.stderr);
   const name = excerpt(command, 80);
-  const outputs = { stdout, stderr, cause: error };
-  if (failure.isMaxBuffer)
-    return new ExecToolError('output', `${name} printed more than ${maxOutputBytes} bytes`, outputs);
+  const stderr = outputs.stderr();
   if (failure.isCanceled)
-    return new ExecToolError('aborted', `${name} was stopped: ${abortReason(signal)}`, outputs);
+    return new ExecToolError('aborted', `${name} was stopped: ${abortReason(signal)}`, { stderr });
   if (failure.code === 'ENOENT' || failure.code === 'EACCES' || failure.exitCode === undefined) {
-    if (failure.signal) return new ExecToolError('exit', `${name} was killed by ${failure.signal}`, outputs);
+    if (failure.signal)
+      return new ExecToolError('exit', `${name} was killed by ${failure.signal}`, { stderr });
     const why = failure.code ?? firstLine(failure.shortMessage ?? failure.message ?? 'unknown error');
-    return new ExecToolError('spawn', `${name} could not be started: ${why}`, outputs);
+    return new ExecToolError('spawn', `${name} could not be started: ${why}`, { stderr });
   }
+  const stdout = outputs.stdout();
   const said = firstLine(stderr) || firstLine(stdout);
   return new ExecToolError('exit', `${name} exited with code ${failure.exitCode}${said ? `: ${said}` : ''}`, {
-    ...outputs,
+    stdout,
+    stderr,
     exitCode: failure.exitCode,
   });
 }
@@ -168,42 +228,70 @@ function run(
       killSignal: 'SIGKILL',
       forceKillAfterDelay: false,
       stdin: 'ignore',
-      encoding: 'buffer',
-      maxBuffer: maxOutputBytes,
-      stripFinalNewline: false,
+      // The outputs are read here, bounded (CappedOutput, StderrExcerpt): execa's own buffers
+      // would keep both whole, and its error message would copy them again.
+      buffer: false,
       env,
       extendEnv: false,
       // Detached children are not killed with the agent anyway; group kills do the work.
       cleanup: false,
     });
   } catch (error) {
-    return Promise.reject(toExecToolError(command, error, maxOutputBytes));
+    return Promise.reject(toExecToolError(command, error, { stdout: () => '', stderr: () => '' }));
   }
   const pid = subprocess.pid;
+  const stdout = new CappedOutput(maxOutputBytes);
+  const stderr = new StderrExcerpt();
   return new Promise<string>((resolve, reject) => {
+    let settled = false;
+    const settle = (outcome: () => void): void => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      outcome();
+    };
     const killGroup = (): void => {
       if (pid !== undefined) killProcessGroup(pid);
     };
-    const onAbort = (): void => {
+    const stop = (): void => {
       killGroup();
       // A descendant outside the group may still hold the pipes: close our ends now.
       subprocess.stdout?.destroy();
       subprocess.stderr?.destroy();
-      reject(new ExecToolError('aborted', `${name} was stopped: ${abortReason(signal)}`));
+    };
+    const onAbort = (): void => {
+      stop();
+      settle(() => reject(new ExecToolError('aborted', `${name} was stopped: ${abortReason(signal)}`)));
     };
     signal.addEventListener('abort', onAbort, { once: true });
+    subprocess.stdout?.on('data', (chunk: Buffer) => {
+      if (settled || stdout.push(chunk)) return;
+      stop();
+      settle(() =>
+        reject(
+          new ExecToolError('output', `${name} printed more than ${maxOutputBytes} bytes`, {
+            stderr: stderr.text(),
+          }),
+        ),
+      );
+    });
+    subprocess.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
     // Whatever the tool left running in its group goes with it. The group's id is not handed
     // to a new process while any member lives, so this reaches only the tool's descendants.
     subprocess.once('exit', killGroup);
     subprocess.then(
-      (result) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(text(result.stdout));
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(toExecToolError(command, error, maxOutputBytes, signal));
-      },
+      () => settle(() => resolve(stdout.text())),
+      (error: unknown) =>
+        settle(() =>
+          reject(
+            toExecToolError(
+              command,
+              error,
+              { stdout: () => stdout.text(), stderr: () => stderr.text() },
+              signal,
+            ),
+          ),
+        ),
     );
   });
 }

@@ -22,6 +22,8 @@ export interface ProbeMetrics {
   readonly failures: Counter<'kind'>;
   /** `collector_cache_samples_total`: samples answered with the cached last good one. */
   readonly cacheSamples: Counter;
+  /** `collector_liveness_samples_total`: samples answered with no device (no good one to resend). */
+  readonly livenessSamples: Counter;
   /** `collector_last_success_timestamp_seconds`: when the tool last gave a good reading. */
   readonly lastSuccess: Gauge;
 }
@@ -49,6 +51,11 @@ export function createProbeMetrics(registry: Registry, component = 'agent'): Pro
     cacheSamples: new Counter({
       name: `${prefix}collector_cache_samples_total`,
       help: 'Samples sent as the cached last good reading (cached: true) because the tool failed',
+      registers,
+    }),
+    livenessSamples: new Counter({
+      name: `${prefix}collector_liveness_samples_total`,
+      help: 'Samples sent with no device (cached: true) because the tool failed or had not answered, with no good reading young enough to resend',
       registers,
     }),
     lastSuccess: new Gauge({

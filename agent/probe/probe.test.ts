@@ -56,6 +56,14 @@ async function histogramCount(registry: Registry, name: string): Promise<number>
 }
 
 const never = (): AbortSignal => new AbortController().signal;
+
+/** A liveness sample: cached, no device (the collector's family, else 910B), the tool's failure. */
+const liveness = (family: 'nvidia' | '910B' = '910B') =>
+  expect.objectContaining({
+    cached: true,
+    payload: family === 'nvidia' ? { family, gpus: [] } : { family, npus: [] },
+    failure: expect.any(String),
+  });
 const garbage = new ParseError('not JSON', 1);
 
 describe('createProbe: fresh samples, retries, warm-up', () => {
@@ -104,10 +112,17 @@ describe('createProbe: fresh samples, retries, warm-up', () => {
     expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'timeout' })).toBe(0);
   });
 
-  it('gives up after retries + 1 attempts and, with nothing cached, answers null', async () => {
+  it('gives up after retries + 1 attempts and, with nothing cached, answers a liveness sample', async () => {
     const collector = scriptedCollector([new ExecToolError('spawn', 'hdc could not be started: ENOENT')]);
-    const { probe, registry } = await setup(collector, { retries: 1 });
-    await expect(probe.sample(never())).resolves.toBeNull();
+    const { probe, registry, clock } = await setup(collector, { retries: 1 });
+    await expect(probe.sample(never())).resolves.toEqual({
+      payload: { family: '910B', npus: [] },
+      cached: true,
+      collectedAt: clock.now(),
+      failure: 'spawn: hdc could not be started: ENOENT',
+    });
+    expect(probe.status()).toMatchObject({ ok: false, error: 'spawn: hdc could not be started: ENOENT' });
+    expect(await metric(registry, 'npu_fault_agent_collector_liveness_samples_total')).toBe(1);
     expect(collector.calls).toBe(2);
     expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'spawn' })).toBe(2);
   });
@@ -124,7 +139,7 @@ describe('createProbe: fresh samples, retries, warm-up', () => {
   it('keeps a first sample read after the warm-up, and never discards a later one', async () => {
     const collector = scriptedCollector([garbage, garbage, garbage, twoGpuPayload(41), twoGpuPayload(42)]);
     const { probe, clock } = await setup(collector, {}, false);
-    await expect(probe.sample(never())).resolves.toBeNull(); // failing during the warm-up
+    await expect(probe.sample(never())).resolves.toEqual(liveness()); // failing during the warm-up
     await clock.advance(OPTIONS.warmupMs);
     expect((await probe.sample(never()))?.payload).toEqual(twoGpuPayload(41));
     expect((await probe.sample(never()))?.payload).toEqual(twoGpuPayload(42));
@@ -132,7 +147,7 @@ describe('createProbe: fresh samples, retries, warm-up', () => {
 });
 
 describe('createProbe: the cached last good sample', () => {
-  it('resends the last good sample with cached:true and its original time while the tool fails, then null after the TTL', async () => {
+  it('resends the last good sample with cached:true and its original time while the tool fails, then liveness after the TTL', async () => {
     const collector = scriptedCollector([twoGpuPayload(41), garbage]);
     const { probe, clock, registry, lines } = await setup(collector);
     const readAt = clock.now();
@@ -142,14 +157,19 @@ describe('createProbe: the cached last good sample', () => {
       payload: twoGpuPayload(41),
       cached: true,
       collectedAt: readAt,
+      failure: expect.stringMatching(/^garbage: /),
     });
     await clock.advance(OPTIONS.cacheTtlMs - 10_000);
     expect((await probe.sample(never()))?.cached).toBe(true); // exactly at the TTL
     await clock.advance(1);
-    await expect(probe.sample(never())).resolves.toBeNull();
+    await expect(probe.sample(never())).resolves.toEqual(liveness('nvidia'));
+    await expect(probe.sample(never())).resolves.toEqual(liveness('nvidia'));
     expect(await metric(registry, 'npu_fault_agent_collector_cache_samples_total')).toBe(2);
-    // One warning when the failing starts, not one per sample.
-    expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
+    // One warning when the failing starts and one when the cache runs out, not one per sample.
+    expect(lines.filter((l) => l.level === 'warn').map((l) => l.msg)).toEqual([
+      'collector failing: resending the last good sample',
+      'collector still failing: the last good sample is too old to resend; sending liveness only',
+    ]);
   });
 
   it('replaces the cache with each fresh sample and says when the tool recovered', async () => {
@@ -168,13 +188,81 @@ describe('createProbe: the cached last good sample', () => {
     const fresh = await probe.sample(never());
     expect(fresh).toMatchObject({ cached: false, payload: twoGpuPayload(50) });
     expect(lines.some((l) => l.msg === 'collector recovered')).toBe(true);
-    await expect(probe.sample(never())).resolves.toEqual({ ...fresh, cached: true });
+    await expect(probe.sample(never())).resolves.toEqual({
+      ...fresh,
+      cached: true,
+      failure: 'garbage: line 1: not JSON',
+    });
   });
 
   it('never caches the warm-up sample it discarded', async () => {
     const { probe } = await setup(scriptedCollector([twoGpuPayload(0), garbage]), {}, false);
     await expect(probe.sample(never())).resolves.toBeNull();
-    await expect(probe.sample(never())).resolves.toBeNull();
+    await expect(probe.sample(never())).resolves.toEqual(liveness());
+  });
+});
+
+describe('createProbe: answering by the time the sampler gives (answerBy)', () => {
+  it('answers a hanging tool with the cache at answerBy while the run goes on, and the next tick joins it', async () => {
+    const collector = scriptedCollector([twoGpuPayload(41), 'hang', 'hang', 'hang', twoGpuPayload(42)]);
+    const { probe, clock } = await setup(collector);
+    const readAt = clock.now();
+    await probe.sample(never());
+    // Tick 1: the run hangs; at answerBy the cache answers, and the run goes on.
+    const tick1 = probe.sample(never(), clock.monotonic() + 1500);
+    await clock.advance(1500);
+    await expect(tick1).resolves.toEqual({
+      payload: twoGpuPayload(41),
+      cached: true,
+      collectedAt: readAt,
+      failure: 'fake: no answer yet',
+    });
+    expect(collector.calls).toBe(2);
+    // Tick 2, a second later: joins the same run (its first attempt still hangs), and answers
+    // by its own time; at 3 s that attempt times out and the run retries, as before.
+    await clock.advance(1000);
+    const tick2 = probe.sample(never(), clock.monotonic() + 400);
+    await clock.advance(400);
+    expect((await tick2)?.cached).toBe(true);
+    expect(collector.calls).toBe(2);
+    await clock.advance(100);
+    expect(collector.calls).toBe(3);
+    // The run's three attempts of 3 s end at 9 s; the next tick starts a new run, which answers fresh.
+    await clock.advance(6000);
+    expect(collector.calls).toBe(4);
+    expect(probe.status()).toMatchObject({ ok: false, error: expect.stringMatching(/^timeout: /) });
+    const tick3 = probe.sample(never(), clock.monotonic() + 1500);
+    await expect(tick3).resolves.toMatchObject({ cached: false, payload: twoGpuPayload(42) });
+    expect(probe.status()).toMatchObject({ ok: true, error: null, failingSince: null });
+  });
+
+  it('gives a fresh sample that came after its tick gave up to the next tick, without running the tool again', async () => {
+    const collector = scriptedCollector([twoGpuPayload(41), 'defer', twoGpuPayload(43)]);
+    const { probe, clock } = await setup(collector);
+    await probe.sample(never());
+    const tick = probe.sample(never(), clock.monotonic() + 1500);
+    await clock.advance(1500);
+    expect((await tick)?.cached).toBe(true);
+    collector.release(twoGpuPayload(42)); // the slow run answers now, after its tick gave up
+    await clock.advance(0);
+    expect(collector.calls).toBe(2);
+    await expect(probe.sample(never(), clock.monotonic() + 1500)).resolves.toMatchObject({
+      cached: false,
+      payload: twoGpuPayload(42),
+    });
+    expect(collector.calls).toBe(2);
+  });
+
+  it('answers with a liveness sample before any good reading', async () => {
+    const { probe, clock } = await setup(scriptedCollector(['hang'], 'npu-smi'));
+    const tick = probe.sample(never(), clock.monotonic() + 1500);
+    await clock.advance(1500);
+    await expect(tick).resolves.toEqual({
+      payload: { family: '910B', npus: [] },
+      cached: true,
+      collectedAt: clock.now(),
+      failure: 'npu-smi: no answer yet',
+    });
   });
 });
 
@@ -184,7 +272,7 @@ describe('createProbe: timeouts and stops', () => {
     const { probe, clock, registry } = await setup(collector);
     const result = probe.sample(never());
     for (let i = 0; i < 3; i++) await clock.advance(OPTIONS.timeoutMs);
-    await expect(result).resolves.toBeNull();
+    await expect(result).resolves.toEqual(liveness());
     expect(collector.calls).toBe(3);
     expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'timeout' })).toBe(3);
     expect(clock.pending).toBe(0); // every deadline timer cancelled or fired
@@ -219,15 +307,17 @@ describe('createProbe: timeouts and stops', () => {
       },
     };
     const { probe, registry } = await setup(throwing, { retries: 0 });
-    await expect(probe.sample(never())).resolves.toBeNull();
+    await expect(probe.sample(never())).resolves.toEqual(liveness());
     const notAnError: Collector = {
       name: 'odd',
       collect: () => Promise.reject('not an Error' as unknown as Error),
     };
-    await expect((await setup(notAnError, { retries: 0 })).probe.sample(never())).resolves.toBeNull();
+    await expect((await setup(notAnError, { retries: 0 })).probe.sample(never())).resolves.toEqual(
+      liveness(),
+    );
     const invalid = scriptedCollector([{ family: 'nvidia', gpus: [{ index: -1 }] } as never]);
     const third = await setup(invalid, { retries: 0 });
-    await expect(third.probe.sample(never())).resolves.toBeNull();
+    await expect(third.probe.sample(never())).resolves.toEqual(liveness());
     expect(
       await metric(third.registry, 'npu_fault_agent_collector_failures_total', { kind: 'garbage' }),
     ).toBe(1);
@@ -316,7 +406,7 @@ describe('createProbe with the real exec and a fake hdc tool', () => {
     await waitFor(() => tool.pids() !== null, 'the tool is running');
     const [toolPid, child] = tool.pids() ?? [0, 0];
     await clock.advance(OPTIONS.timeoutMs);
-    await expect(result).resolves.toBeNull();
+    await expect(result).resolves.toEqual(liveness());
     await waitFor(
       () => isProcessGone(toolPid) && isProcessGone(child),
       'the tool and its child are gone',
@@ -338,7 +428,7 @@ describe('createProbe with the real exec and a fake hdc tool', () => {
     );
     tool.respondAll({ stdout: '{"family":', hang: true });
     const started = performance.now();
-    await expect(probe.sample(never())).resolves.toBeNull();
+    await expect(probe.sample(never())).resolves.toEqual(liveness());
     expect(performance.now() - started).toBeLessThan(2000);
     expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'timeout' })).toBe(2);
   });
@@ -355,7 +445,7 @@ describe('createProbe with the real exec and a fake hdc tool', () => {
       { ...OPTIONS, retries: 0, warmupMs: 0 },
       { clock, log: memoryLogger().log, registry },
     );
-    await expect(probe.sample(never())).resolves.toBeNull();
+    await expect(probe.sample(never())).resolves.toEqual(liveness());
     expect(await metric(registry, 'npu_fault_agent_collector_failures_total', { kind: 'spawn' })).toBe(1);
   });
 });

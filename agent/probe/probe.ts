@@ -7,14 +7,21 @@
  * - A failed attempt (timeout, non-zero exit, garbage, spawn failure) is retried at once, up
  *   to `retries` more times: a tool that failed once (a busy driver, a lock) usually answers
  *   the next call, and the sample is still due now.
- * - When every attempt fails, the last good sample is sent again, marked cached with the time
- *   it was read, as long as it is younger than cacheTtlMs; after that the probe says null
- *   (no reading), which the controller sees as a silent node rather than stale health.
+ * - A tick does not wait on the tool past the time the sampler gives it (`answerBy`): a run of
+ *   up to three attempts of 3 s goes on in the background, and the tick is answered at once
+ *   with a stand-in, so a hanging tool never spaces the node's snapshots past its liveness
+ *   (CONTRACT §1.4). One run at a time: the next tick joins it, and a fresh sample a run
+ *   brings after its tick gave up is the next tick's answer.
+ * - The stand-in, and the answer when every attempt fails: the last good sample again, marked
+ *   cached with the time it was read, while it is younger than cacheTtlMs; after that (or with
+ *   none yet) a liveness sample: cached, no device, the time of now. The controller reads
+ *   either as "the agent is up, its tool is not answering" (collector-error after 10 s),
+ *   never as a silent node.
  * - The first good sample within warmupMs of the probe's start is discarded (see WARM-UP).
  *
  * `sample` never throws: every failure is counted, logged and turned into one of the above.
  */
-import { payloadSchema, type Payload } from '../../contracts/index.js';
+import { payloadSchema, type AcceleratorFamily, type Payload } from '../../contracts/index.js';
 import { parseWith } from '../../core/errors.js';
 import { ToolError } from '../../core/parsers/index.js';
 import { rejectOnAbort, type Clock, type Logger, type Registry } from '../../platform/index.js';
@@ -46,15 +53,35 @@ export const DEFAULT_PROBE_OPTIONS: Readonly<ProbeOptions> = Object.freeze({
 export interface ProbeSample {
   payload: Payload;
   cached: boolean;
-  /** epoch ms the payload was read (for a cached one: the original time) */
+  /** epoch ms the payload was read (for a cached one: the original time; liveness: now) */
   collectedAt: number;
+  /** Why this is not a fresh reading (a cached or liveness sample): the tool's failure, one line. */
+  failure?: string;
+}
+
+/** How the node's tool is doing, for the agent's /v1/health. */
+export interface ToolStatus {
+  /** The last run gave a reading (false while failing, and before any answer). */
+  ok: boolean;
+  /** The last failure, one line; null while ok. */
+  error: string | null;
+  /** ISO time the current failing spell began; null while ok. */
+  failingSince: string | null;
+  /** ISO time of the last good reading; null before the first. */
+  lastSuccessAt: string | null;
 }
 
 /** The hardened probe around one collector. */
 export interface Probe {
-  /** One probe: a fresh sample, or the cached last good one (cached:true) while the tool fails
-   *  within cacheTtlMs, or null (warm-up discard, or failing with no usable cache). Never throws. */
-  sample(signal: AbortSignal): Promise<ProbeSample | null>;
+  /**
+   * One probe, answered by `answerBy` (monotonic ms; default: when the run ends): a fresh
+   * sample; else, while the tool fails or is still running, the cached last good one within
+   * cacheTtlMs or a liveness sample (both cached:true, with `failure`); or null (the warm-up
+   * discard, or a stop). Never throws.
+   */
+  sample(signal: AbortSignal, answerBy?: number): Promise<ProbeSample | null>;
+  /** How the tool is doing. */
+  status(): ToolStatus;
 }
 
 /** The attempt's deadline passed (the reason its signal is aborted with). */
@@ -117,6 +144,16 @@ export function createProbe(
   return new HardenedProbe(collector, options, deps.clock, deps.log, createProbeMetrics(deps.registry));
 }
 
+/** A payload of `family` with no device: a liveness sample's (the controller reads none of a cached one). */
+export function emptyPayload(family: AcceleratorFamily): Payload {
+  if (family === 'nvidia') return { family, gpus: [] };
+  if (family === '310P') return { family, cards: [] };
+  return { family, npus: [] };
+}
+
+/** A run answered after its tick: LATE is what the tick got instead. */
+const LATE = Symbol('late');
+
 class HardenedProbe implements Probe {
   readonly #collector: Collector;
   readonly #options: ProbeOptions;
@@ -128,6 +165,15 @@ class HardenedProbe implements Probe {
   #lastGood: GoodSample | null = null;
   /** True from the first failed sample to the next good one: warn once, not every second. */
   #failing = false;
+  /** During a failing spell, the cache ran out (said once at warn). */
+  #cacheSpent = false;
+  /** The run in flight (at most one), and whether the tick that started it stopped waiting. */
+  #run: { promise: Promise<ProbeSample | null>; abandoned: boolean } | null = null;
+  /** A fresh sample a run brought after its tick gave up: the next tick's answer. */
+  #ready: ProbeSample | null = null;
+  #error: string | null = null;
+  #failingSince: number | null = null;
+  #lastSuccessAt: number | null = null;
 
   constructor(collector: Collector, options: ProbeOptions, clock: Clock, log: Logger, metrics: ProbeMetrics) {
     this.#collector = collector;
@@ -138,14 +184,66 @@ class HardenedProbe implements Probe {
     this.#startedAt = clock.monotonic();
   }
 
-  async sample(signal: AbortSignal): Promise<ProbeSample | null> {
+  async sample(signal: AbortSignal, answerBy?: number): Promise<ProbeSample | null> {
     try {
-      return await this.#sample(signal);
+      const ready = this.#ready;
+      if (ready !== null) {
+        this.#ready = null;
+        return ready;
+      }
+      const run = (this.#run ??= this.#startRun(signal));
+      run.abandoned = false;
+      const answer = await this.#within(run.promise, answerBy, signal);
+      if (answer !== LATE) return answer;
+      run.abandoned = true;
+      return signal.aborted ? null : this.#standIn(`${this.#collector.name}: no answer yet`);
     } catch (error) {
       // Unreachable by design (attempts catch everything); kept so a bug never stops sampling.
       this.#log.error({ err: error }, 'probe failed unexpectedly');
       return null;
     }
+  }
+
+  status(): ToolStatus {
+    const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+    return {
+      ok: this.#error === null && this.#lastSuccessAt !== null,
+      error: this.#error,
+      failingSince: iso(this.#failingSince),
+      lastSuccessAt: iso(this.#lastSuccessAt),
+    };
+  }
+
+  /** Starts a run of attempts; a fresh sample it brings after its tick gave up is kept for the next. */
+  #startRun(signal: AbortSignal): { promise: Promise<ProbeSample | null>; abandoned: boolean } {
+    const run = { promise: Promise.resolve<ProbeSample | null>(null), abandoned: false };
+    run.promise = this.#sample(signal).then((sample) => {
+      if (this.#run === run) this.#run = null;
+      if (run.abandoned && sample !== null && !sample.cached) this.#ready = sample;
+      return sample;
+    });
+    return run;
+  }
+
+  /** The run's answer, or LATE when `answerBy` (monotonic ms) comes first; null when stopped. */
+  #within(
+    run: Promise<ProbeSample | null>,
+    answerBy: number | undefined,
+    signal: AbortSignal,
+  ): Promise<ProbeSample | null | typeof LATE> {
+    if (answerBy === undefined) return run;
+    return new Promise((resolve) => {
+      const cancel = this.#clock.schedule(Math.max(0, answerBy - this.#clock.monotonic()), () =>
+        resolve(LATE),
+      );
+      const onAbort = (): void => resolve(null);
+      signal.addEventListener('abort', onAbort, { once: true });
+      void run.then((answer) => {
+        cancel();
+        signal.removeEventListener('abort', onAbort);
+        resolve(answer);
+      });
+    });
   }
 
   async #sample(signal: AbortSignal): Promise<ProbeSample | null> {
@@ -167,9 +265,13 @@ class HardenedProbe implements Probe {
   /** A good reading: remembered, unless it is the warm-up sample. */
   #good(attempt: { payload: Payload; collectedAt: number }): ProbeSample | null {
     const readAt = this.#clock.monotonic();
-    this.#metrics.lastSuccess.set(this.#clock.now() / 1000);
+    this.#lastSuccessAt = this.#clock.now();
+    this.#metrics.lastSuccess.set(this.#lastSuccessAt / 1000);
     if (this.#failing) this.#log.info({}, 'collector recovered');
     this.#failing = false;
+    this.#cacheSpent = false;
+    this.#error = null;
+    this.#failingSince = null;
     // WARM-UP: right after the driver loads (node boot, driver upgrade, agent start beside a
     // restarting device plugin) the tools print what the driver had before it finished
     // initialising: zeroed ECC counters, temperatures of 0, health OK for a chip still being
@@ -186,19 +288,51 @@ class HardenedProbe implements Probe {
     return { payload: attempt.payload, cached: false, collectedAt: attempt.collectedAt };
   }
 
-  /** Every attempt failed: the cached sample while it is young enough, else null. */
-  #fallback(last: { kind: ProbeFailureKind; message: string }): ProbeSample | null {
-    const good = this.#lastGood;
-    const usable = good !== null && this.#clock.monotonic() - good.readAt <= this.#options.cacheTtlMs;
+  /** Every attempt failed: the failing spell is noted (warned once), and a stand-in answers. */
+  #fallback(last: { kind: ProbeFailureKind; message: string }): ProbeSample {
+    this.#error = `${last.kind}: ${last.message}`;
+    this.#failingSince ??= this.#clock.now();
     const level = this.#failing ? 'debug' : 'warn';
     this.#failing = true;
     this.#log[level](
-      { kind: last.kind, error: last.message, attempts: this.#options.retries + 1, cached: usable },
-      usable ? 'collector failing: resending the last good sample' : 'collector failing: no sample',
+      {
+        kind: last.kind,
+        error: last.message,
+        attempts: this.#options.retries + 1,
+        cached: this.#cacheUsable(),
+      },
+      this.#cacheUsable()
+        ? 'collector failing: resending the last good sample'
+        : 'collector failing: sending liveness only (no good sample to resend)',
     );
-    if (!usable) return null;
-    this.#metrics.cacheSamples.inc();
-    return { payload: good.payload, cached: true, collectedAt: good.collectedAt };
+    return this.#standIn(this.#error);
+  }
+
+  /**
+   * What answers while the tool fails or has not answered yet: the last good sample while it
+   * is younger than cacheTtlMs, else a liveness sample (no device, collected now).
+   */
+  #standIn(failure: string): ProbeSample {
+    const good = this.#lastGood;
+    if (good !== null && this.#cacheUsable()) {
+      this.#metrics.cacheSamples.inc();
+      return { payload: good.payload, cached: true, collectedAt: good.collectedAt, failure };
+    }
+    if (good !== null && this.#failing && !this.#cacheSpent) {
+      this.#cacheSpent = true;
+      this.#log.warn(
+        { cache_ttl_ms: this.#options.cacheTtlMs, error: failure },
+        'collector still failing: the last good sample is too old to resend; sending liveness only',
+      );
+    }
+    this.#metrics.livenessSamples.inc();
+    const family = good?.payload.family ?? this.#collector.family ?? '910B';
+    return { payload: emptyPayload(family), cached: true, collectedAt: this.#clock.now(), failure };
+  }
+
+  #cacheUsable(): boolean {
+    const good = this.#lastGood;
+    return good !== null && this.#clock.monotonic() - good.readAt <= this.#options.cacheTtlMs;
   }
 
   /** One attempt under its own deadline; never rejects. */

@@ -182,8 +182,11 @@ export function fakeExecTool(
   return Object.assign(exec, { calls });
 }
 
-/** What the scripted collector does on one call: a payload, a failure, or hang until aborted. */
-export type ScriptedStep = Payload | Error | 'hang' | 'ignore-abort';
+/**
+ * What the scripted collector does on one call: a payload, a failure, hang until aborted, or
+ * `defer`: answer with what the test hands `release` (a tool that is slow, not stuck).
+ */
+export type ScriptedStep = Payload | Error | 'hang' | 'ignore-abort' | 'defer';
 
 /**
  * A collector that plays `steps` in order (the last one repeats), counting calls. `hang`
@@ -193,16 +196,22 @@ export type ScriptedStep = Payload | Error | 'hang' | 'ignore-abort';
 export function scriptedCollector(
   steps: ScriptedStep[],
   name = 'fake',
-): Collector & { calls: number; steps: ScriptedStep[] } {
+): Collector & { calls: number; steps: ScriptedStep[]; release: (payload: Payload) => void } {
+  let deferred: ((payload: Payload) => void) | undefined;
   const collector = {
     name,
     calls: 0,
     steps,
+    release(payload: Payload): void {
+      deferred?.(structuredClone(payload));
+      deferred = undefined;
+    },
     collect(signal: AbortSignal): Promise<Payload> {
       const step = collector.steps[Math.min(collector.calls, collector.steps.length - 1)];
       collector.calls++;
       if (step === undefined) return Promise.reject(new Error('scriptedCollector: no steps'));
       if (step === 'ignore-abort') return new Promise<Payload>(() => undefined);
+      if (step === 'defer') return new Promise<Payload>((resolve) => (deferred = resolve));
       if (step === 'hang')
         return new Promise<Payload>((_, reject) => {
           if (signal.aborted) reject(signal.reason as Error);

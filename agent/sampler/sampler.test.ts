@@ -11,17 +11,22 @@ const gpuPayload = (): Payload =>
   gpuSnapshot({ seq: 1, t: 0 }, [{ index: 0 }, { index: 1 }]).payload;
 
 /** A probe whose answers the test hands out one at a time. */
-function scriptedProbe(clock: FakeClock): Probe & { calls: number; answer: (s: ProbeSample | null) => void } {
+function scriptedProbe(
+  clock: FakeClock,
+): Probe & { calls: number; answerBy: (number | undefined)[]; answer: (s: ProbeSample | null) => void } {
   let waiting: ((s: ProbeSample | null) => void) | null = null;
   const queued: (ProbeSample | null)[] = [];
   const probe = {
     calls: 0,
-    sample(): Promise<ProbeSample | null> {
+    answerBy: [] as (number | undefined)[],
+    sample(_signal: AbortSignal, answerBy?: number): Promise<ProbeSample | null> {
       probe.calls++;
+      probe.answerBy.push(answerBy);
       const next = queued.shift();
       if (next !== undefined) return Promise.resolve(next);
       return new Promise((resolve) => (waiting = resolve));
     },
+    status: () => ({ ok: true, error: null, failingSince: null, lastSuccessAt: null }),
     answer(sample: ProbeSample | null): void {
       if (waiting) {
         const resolve = waiting;
@@ -81,6 +86,53 @@ describe('sampler', () => {
     probe.answer({ payload: gpuPayload(), cached: true, collectedAt: readAt });
     await clock.advance(0);
     expect(sent[0]).toMatchObject({ cached: true, collected_at: new Date(readAt).toISOString() });
+    abort.abort();
+    probe.answer(null);
+    await running;
+  });
+
+  it('gives the probe until 1.5 s after the last snapshot sent to answer (keepAliveMs)', async () => {
+    const { clock, probe, abort, running } = setup();
+    const start = clock.monotonic();
+    await clock.advance(0);
+    expect(probe.answerBy).toEqual([start + 1500]); // nothing sent yet: from the start
+    await clock.advance(700); // a slow tool: its sample comes 700 ms into the tick
+    probe.answer({ payload: gpuPayload(), cached: false, collectedAt: clock.now() });
+    await clock.advance(300); // the next tick, 1 s after the last began
+    expect(probe.answerBy).toEqual([start + 1500, start + 700 + 1500]);
+    abort.abort();
+    probe.answer(null);
+    await running;
+  });
+
+  it('does not complete a cached sample from the inventory, and keeps kernel events for a fresh one', async () => {
+    const completed: Payload[] = [];
+    const { clock, probe, sent, sampler, abort, running } = setup({
+      complete: (payload) => (completed.push(payload), payload),
+    });
+    sampler.event({
+      kind: 'xid',
+      busId: '0000:10:00.0',
+      xid: 79,
+      at: new Date(clock.now()).toISOString(),
+      line: 'x',
+    });
+    probe.answer({
+      payload: { family: 'nvidia', gpus: [] },
+      cached: true,
+      collectedAt: clock.now(),
+      failure: 'x',
+    });
+    await clock.advance(0);
+    expect(sent[0]).toMatchObject({ cached: true, payload: { family: 'nvidia', gpus: [] } });
+    expect(completed).toHaveLength(0);
+    probe.answer({ payload: gpuPayload(), cached: false, collectedAt: clock.now() });
+    await clock.advance(1000);
+    const fresh = sent.at(-1);
+    expect(fresh?.cached).toBe(false);
+    expect(
+      fresh?.payload.family === 'nvidia' ? fresh.payload.gpus[0]?.xid_events.map((e) => e.xid) : [],
+    ).toEqual([79]);
     abort.abort();
     probe.answer(null);
     await running;

@@ -55,7 +55,17 @@ export interface SamplerOptions {
    * log line.
    */
   eventCoalesceMs?: number;
+  /**
+   * A tick waits on the tool at most until this long after the last snapshot sent (default
+   * 1500 ms): past it, the probe answers with the cached or a liveness sample and its run goes
+   * on, so the controllers hear from the node every 1.5 s whatever the tool does (they call a
+   * node silent for 5 s agent-unreachable).
+   */
+  keepAliveMs?: number;
 }
+
+/** Default of SamplerOptions.keepAliveMs. */
+export const DEFAULT_KEEP_ALIVE_MS = 1500;
 
 /** Most events waiting for one snapshot; a storm beyond this is counted and dropped. */
 const MAX_PENDING_EVENTS = 1024;
@@ -97,6 +107,8 @@ class SamplingLoop implements Sampler {
   #burstTimer: Cancel | null = null;
   #lastEventSentAt = Number.NEGATIVE_INFINITY;
   #lastEventWake = Number.NEGATIVE_INFINITY;
+  /** When the last snapshot was queued (monotonic ms; the start before the first). */
+  #lastSentAt = Number.NEGATIVE_INFINITY;
 
   constructor(deps: SamplerDeps, options: SamplerOptions) {
     this.#deps = deps;
@@ -131,21 +143,24 @@ class SamplingLoop implements Sampler {
 
   async start(signal: AbortSignal): Promise<void> {
     const { clock, probe } = this.#deps;
+    const keepAliveMs = this.#options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS;
     let dueAt = clock.monotonic();
+    this.#lastSentAt = dueAt;
     while (!signal.aborted) {
       await this.#waitUntil(dueAt, signal);
       if (signal.aborted) break;
       const startedAt = clock.monotonic();
       dueAt = startedAt + this.#interval();
-      const sample = await probe.sample(signal);
+      const sample = await probe.sample(signal, Math.max(startedAt, this.#lastSentAt + keepAliveMs));
       if (signal.aborted) break;
       if (sample === null) {
         this.#skipped.inc({ reason: 'no-sample' });
         continue;
       }
       if (!sample.cached) this.#last = sample.payload;
-      const events = this.#pending;
-      this.#pending = [];
+      // Events wait for a fresh reading: a cached sample advances nothing at the controllers.
+      const events = sample.cached ? [] : this.#pending;
+      if (!sample.cached) this.#pending = [];
       const payload = events.length > 0 ? this.#applyEvents(sample.payload, events) : sample.payload;
       this.#send(payload, sample.collectedAt, sample.cached, 'tick');
     }
@@ -231,7 +246,9 @@ class SamplingLoop implements Sampler {
       this.#skipped.inc({ reason: 'muted' });
       return;
     }
-    let body = deps.complete ? deps.complete(payload) : payload;
+    // A cached sample is a stand-in the controllers read nothing of: not completed from the
+    // inventory (a liveness sample has no device, and must keep none).
+    let body = deps.complete && !cached ? deps.complete(payload) : payload;
     if (deps.decorate) body = deps.decorate(body);
     this.#seq += 1;
     const snapshot: Snapshot = {
@@ -245,6 +262,7 @@ class SamplingLoop implements Sampler {
       payload: body,
     };
     deps.enqueue(snapshot);
+    this.#lastSentAt = deps.clock.monotonic();
     this.#snapshots.inc({ trigger, cached: String(cached) });
     deps.onSnapshot?.(snapshot);
   }

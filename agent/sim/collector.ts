@@ -36,6 +36,7 @@ export function createSimCollector(
   };
   return {
     name: 'sim',
+    family: node.family,
     async collect(signal: AbortSignal): Promise<Payload> {
       const now = deps.clock.now();
       if (board.active('tool-hang', now)) {
