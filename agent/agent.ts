@@ -13,6 +13,7 @@ import {
   createHeapTrimmer,
   createHttpServer,
   tokenFromFile,
+  v8MinorCollection,
   type Clock,
   type HttpServer,
   type Logger,
@@ -81,7 +82,8 @@ export interface NodeAgent {
 /** Builds every part (reads the PCI inventory first); run `runnables` with runAll. */
 export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   const { config, clock, log, registry } = deps;
-  const exec = deps.exec ?? createExecTool();
+  // Tools that print tens of MB a run (stderr floods): their read buffers are freed as they go.
+  const exec = deps.exec ?? createExecTool({ reclaim: v8MinorCollection() });
   const simulated = config.collector === 'sim';
   // The inventory is everything ever seen since the start: a device that drops off the bus
   // leaves sysfs too, and must then be reported absent rather than forgotten.
@@ -251,6 +253,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
     log,
     registry,
     handler,
+    limits: { maxConnections: config.local.maxConnections },
   });
   // Ready once a snapshot went out recently: a pod behind the node-local Service then gets a
   // live agent. Push failures do not make it unready (pods still get the last known status

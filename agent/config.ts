@@ -148,6 +148,12 @@ export const agentConfigSchema = z
         .positive()
         .default(15)
         .describe('SSE heartbeat comment interval on /v1/fault/stream'),
+      maxConnections: z
+        .number()
+        .int()
+        .positive()
+        .default(512)
+        .describe('most connections open at once on the node-local port (streams included); more are closed'),
       staleAfterSeconds: z
         .number()
         .positive()
@@ -158,6 +164,13 @@ export const agentConfigSchema = z
     }),
   })
   .superRefine((config, ctx) => {
+    const { intervalMs, jitterMs, keepAliveMs } = config.sampling;
+    if (keepAliveMs <= intervalMs + jitterMs)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sampling', 'keepAliveMs'],
+        message: `must exceed the interval and its jitter (${intervalMs + jitterMs} ms): a sample would never wait on the tool`,
+      });
     if (config.collector === 'sim' && !config.sim.enabled) {
       ctx.addIssue({
         code: 'custom',

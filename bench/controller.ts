@@ -33,7 +33,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { PublishedDocument, Snapshot } from '../contracts/index.js';
+import { CONTROLLER_TOKEN_AUDIENCE, type PublishedDocument, type Snapshot } from '../contracts/index.js';
 import { npuSnapshot } from '../core/engine/testing.js';
 import { controllerNamespace } from './plane.js';
 import { buildControlPlane, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
@@ -140,7 +140,7 @@ async function main(): Promise<void> {
     const admin = new k8s.KubeConfig();
     admin.loadFromFile(state.kubeconfig);
     const { core, token } = await controllerNamespace(admin, NS);
-    const functionToken = await token('npu-fault-function');
+    const functionToken = await token('npu-fault-function', [CONTROLLER_TOKEN_AUDIENCE]);
     const names = Array.from({ length: opts.nodes }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
     process.stderr.write(`[bench] creating ${opts.nodes} Nodes\n`);
     for (let i = 0; i < names.length; i += 25) {

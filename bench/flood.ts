@@ -21,7 +21,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
-import { DEFAULT_MAX_DEVICES_PER_NODE, type PublishedDocument } from '../contracts/index.js';
+import {
+  CONTROLLER_TOKEN_AUDIENCE,
+  DEFAULT_MAX_DEVICES_PER_NODE,
+  type PublishedDocument,
+} from '../contracts/index.js';
 import { createEngine } from '../core/engine/index.js';
 import { at, gpuSnapshot as engineGpuSnapshot, npuSnapshot } from '../core/engine/testing.js';
 import { controllerNamespace } from './plane.js';
@@ -107,7 +111,7 @@ async function main(): Promise<void> {
     const admin = new k8s.KubeConfig();
     admin.loadFromFile(state.kubeconfig);
     const { core, token } = await controllerNamespace(admin, NS);
-    const functionToken = await token('npu-fault-function');
+    const functionToken = await token('npu-fault-function', [CONTROLLER_TOKEN_AUDIENCE]);
     controller = startControllerProcess({
       identity: 'flood-1',
       kubeconfig: writeKubeConfig(kubeConfigWithToken(admin, await token('npu-fault-controller'))),

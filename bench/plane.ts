@@ -9,19 +9,19 @@ import { controllerRbacObjects } from '../test/setup/controller-rbac.js';
 export async function controllerNamespace(
   admin: k8s.KubeConfig,
   ns: string,
-): Promise<{ core: k8s.CoreV1Api; token(serviceAccount: string): Promise<string> }> {
+): Promise<{ core: k8s.CoreV1Api; token(serviceAccount: string, audiences?: string[]): Promise<string> }> {
   const core = admin.makeApiClient(k8s.CoreV1Api);
   const objects = k8s.KubernetesObjectApi.makeApiClient(admin);
   await core.createNamespace({ body: { metadata: { name: ns } } });
   for (const object of controllerRbacObjects(ns)) await objects.create(object);
-  const token = async (serviceAccount: string): Promise<string> => {
+  const token = async (serviceAccount: string, audiences: string[] = []): Promise<string> => {
     await core
       .createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: serviceAccount } } })
       .catch(() => undefined);
     const minted = await core.createNamespacedServiceAccountToken({
       name: serviceAccount,
       namespace: ns,
-      body: { spec: { audiences: [], expirationSeconds: 7200 } },
+      body: { spec: { audiences, expirationSeconds: 7200 } },
     });
     return minted.status?.token ?? '';
   };

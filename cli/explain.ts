@@ -18,7 +18,10 @@
 import * as k8s from '@kubernetes/client-node';
 import { EXPLAIN_PATH, EXPLAIN_TOKEN_HEADER, type ExplainResponse } from '../controller/explain/index.js';
 import type { DeviceExplanation, ExplainedTimer, NodeExplanation } from '../core/engine/index.js';
-import { describeError, K8sApiError } from '../platform/index.js';
+import { describeError, K8sApiError, readResponseText } from '../platform/index.js';
+
+/** The largest explanation read (one node of 32 devices is some 60 KiB). */
+const MAX_EXPLAIN_ANSWER_BYTES = 4 * 1024 * 1024;
 import {
   excerpt,
   isExit,
@@ -211,7 +214,12 @@ export function urlSource(url: string, authorization: () => Promise<string>): Ex
       } catch (error) {
         throw new ExplainError(`cannot reach the controller at ${url}: ${networkReason(error)}`);
       }
-      const body = await res.text();
+      let body: string;
+      try {
+        body = await readResponseText(res, MAX_EXPLAIN_ANSWER_BYTES);
+      } catch (error) {
+        throw new ExplainError(`the controller at ${url}: ${describeError(error)}`);
+      }
       if (res.status !== 200)
         throw new ExplainError(describeAnswer(res.status, body, `the controller at ${url}`));
       return parseResponse(body, `the controller at ${url}`);

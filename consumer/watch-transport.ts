@@ -155,7 +155,7 @@ export function watchTransport(options: WatchTransportOptions, clock: ConsumerCl
     counts.lists += 1;
     const response = await get(selector);
     if (response.status !== 200) throw await httpError(response, `listing ${where}`);
-    const body = (await response.json()) as {
+    const body = JSON.parse(await readCapped(response, `listing ${where}`)) as {
       metadata?: { resourceVersion?: string };
       items?: ConfigMapObject[];
     };
@@ -181,6 +181,8 @@ export function watchTransport(options: WatchTransportOptions, clock: ConsumerCl
     let buffer = '';
     for await (const chunk of response.body) {
       buffer += decoder.decode(chunk, { stream: true });
+      if (buffer.length > MAX_ANSWER_BYTES)
+        throw new FollowError('invalid', `watching ${where}: an event over ${MAX_ANSWER_BYTES} bytes`);
       let end: number;
       while ((end = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, end).trim();
@@ -265,6 +267,22 @@ export function watchTransport(options: WatchTransportOptions, clock: ConsumerCl
     },
     stats: () => ({ ...counts }),
   };
+}
+
+/** The largest list answer or watch event read: a ConfigMap is at most 1 MiB, escaped a few times over. */
+const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+
+/** The body as text, of at most MAX_ANSWER_BYTES (a broken or hostile peer cannot grow the pod's memory). */
+async function readCapped(response: Response, what: string): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let received = 0;
+  for await (const chunk of response.body ?? []) {
+    received += chunk.byteLength;
+    if (received > MAX_ANSWER_BYTES)
+      throw new FollowError('invalid', `${what}: an answer over ${MAX_ANSWER_BYTES} bytes`);
+    chunks.push(chunk);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 async function httpError(response: Response, what: string): Promise<FollowError> {

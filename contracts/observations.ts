@@ -25,6 +25,13 @@ import { snapshotSchema } from './snapshot.js';
 /** The API's path; its version is the first segment. */
 export const OBSERVATIONS_PATH = '/v1/observations';
 
+/**
+ * The audience of the token an ingest function sends to the controllers (a projected
+ * ServiceAccount token, k8s/functions): the controllers take no other, so a token meant for the
+ * apiserver (the function's automounted one, `kubectl create token`) is refused there.
+ */
+export const CONTROLLER_TOKEN_AUDIENCE = 'npu-fault-controller';
+
 /** Most observations in one request by default (a function's 20 ms batch at 50,000 snapshots/s). */
 export const DEFAULT_MAX_BATCH = 1000;
 

@@ -345,6 +345,7 @@ function fullSnapshots(): Json[] {
       ...envelope,
       collector: 'npu-smi',
       cached: false,
+      stale_readings: true,
       payload: {
         family: '910B',
         driver_version: '24.1',

@@ -112,7 +112,7 @@ function snapshot(value: unknown): Out {
   if (!NODE_NAME_PATTERN.test(node)) throw NOT_PLAIN;
   const collectedAt = datetime(v.collected_at);
   if (!withinSnapshotTimes(collectedAt)) throw NOT_PLAIN;
-  return {
+  const out: Out = {
     schema: SNAPSHOT_SCHEMA,
     node,
     boot_id: stringOr(v.boot_id, SNAPSHOT_LIMITS.id, ''),
@@ -120,8 +120,10 @@ function snapshot(value: unknown): Out {
     collected_at: collectedAt,
     collector: string(v.collector, 1, SNAPSHOT_LIMITS.label),
     cached: booleanOr(v.cached, false),
-    payload: payload(v.payload),
   };
+  if (v.stale_readings !== undefined) out.stale_readings = boolean(v.stale_readings);
+  out.payload = payload(v.payload);
+  return out;
 }
 
 function payload(value: unknown): Out {

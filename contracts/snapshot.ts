@@ -382,6 +382,13 @@ export const snapshotSchema = z.object({
     .refine(withinSnapshotTimes, 'must be a time between 1970 and 9999'),
   collector: text(SNAPSHOT_LIMITS.label, 1),
   cached: z.boolean().default(false),
+  /**
+   * `true`: new kernel events (XIDs, a removal) on the last good reading, sent while the tool is
+   * failing. The controllers apply it as a sample (its events count) but, as for a cached one,
+   * the tool is still failing: it does not end `collector-error`. Left out: the readings are
+   * new. Optional, so older snapshots keep their meaning.
+   */
+  stale_readings: z.boolean().optional(),
   payload: payloadSchema,
 });
 

@@ -360,11 +360,19 @@ export function createController(deps: ControllerDeps): Controller {
     },
   };
 
+  const tokenReview = kubeTokenReview(kubeConfig.makeApiClient(k8s.AuthenticationV1Api));
+  // The ingest function's token must carry the controllers' own audience (--auth-audiences).
   const reviewer = createTokenReviewer({
-    review: kubeTokenReview(kubeConfig.makeApiClient(k8s.AuthenticationV1Api)),
+    review: tokenReview,
     clock,
     ttlMs: config.auth.cacheSeconds * 1000,
     ...(config.auth.audiences.length > 0 ? { audiences: config.auth.audiences } : {}),
+  });
+  // explain's callers are people, with tokens for the apiserver: a reviewer of its own.
+  const explainReviewer = createTokenReviewer({
+    review: tokenReview,
+    clock,
+    ttlMs: config.auth.cacheSeconds * 1000,
   });
   const observations = createObservationsApp(
     {
@@ -409,10 +417,12 @@ export function createController(deps: ControllerDeps): Controller {
     ...(config.listen.host ? { host: config.listen.host } : {}),
     port: config.listen.port,
     log,
+    // A function sends its micro-batches whole in milliseconds: 10 s is a body that is not coming.
+    limits: { maxConnections: config.maxConnections, requestTimeoutMs: 10_000 },
     // GET /v1/explain (npu-fault explain) shares the port; authorised by SubjectAccessReview.
     handler: withExplain(
       createExplainApp({
-        authenticate: reviewer.authenticate,
+        authenticate: explainReviewer.authenticate,
         authorize: kubeAccessReview(kubeConfig.makeApiClient(k8s.AuthorizationV1Api)),
         explain: (node, device, now) => (seeded ? engine.explain(node, device, now) : undefined),
         leadership: () => session?.leadership() ?? { leading: false },

@@ -5,7 +5,7 @@
  */
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { STATUS_NAMESPACE } from '../contracts/index.js';
+import { CONTROLLER_TOKEN_AUDIENCE, STATUS_NAMESPACE } from '../contracts/index.js';
 import { listenAddressSchema, logLevelSchema, type DeepReadonly } from '../platform/index.js';
 import { leaderElectionConfigSchema } from './leader-election/index.js';
 import { mirrorsConfigSchema, publisherConfigSchema } from './publisher/index.js';
@@ -35,6 +35,12 @@ export const controllerConfigSchema = z.strictObject({
     .default(STATUS_NAMESPACE)
     .describe('namespace of the status and rules ConfigMaps'),
   listen: listenAddressSchema.prefault(':8080').describe('observations endpoint (POST /v1/observations)'),
+  maxConnections: z
+    .number()
+    .int()
+    .positive()
+    .default(1024)
+    .describe('most connections open at once on the observations port; more are closed'),
   metricsListen: listenAddressSchema.prefault(':9090').describe('/metrics, /healthz and /readyz'),
   logLevel: logLevelSchema.default('info').describe('log level'),
   rules: z
@@ -77,8 +83,10 @@ export const controllerConfigSchema = z.strictObject({
       ),
     audiences: z
       .array(z.string().min(1))
-      .default([])
-      .describe("token audiences to require (default: the apiserver's)"),
+      .default([CONTROLLER_TOKEN_AUDIENCE])
+      .describe(
+        "audiences the ingest function's token must carry on POST /v1/observations (the function mounts a projected token of this audience)",
+      ),
     cacheSeconds: z.number().positive().default(60).describe('how long a token review is trusted'),
   }),
   nodes: nodeWatchConfigSchema.extend({

@@ -92,6 +92,12 @@ export const functionConfigSchema = z.strictObject({
       .max(1000)
       .default(500)
       .describe("most snapshots in one request (at most 1,000, the controllers' limit)"),
+    maxConnections: z
+      .number()
+      .int()
+      .positive()
+      .default(4096)
+      .describe("most connections open at once (agents' keep-alive connections included); more are closed"),
     maxDevicesPerNode: z
       .number()
       .int()

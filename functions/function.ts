@@ -129,6 +129,7 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
     log,
     registry,
     handler,
+    limits: { maxConnections: config.limits.maxConnections },
   });
   server.addReadyCheck('controllers', () => forwarder.ready() || 'no controller replica or no leader known');
   // On SIGTERM the server first finishes the requests in flight (they still need the

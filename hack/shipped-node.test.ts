@@ -31,6 +31,15 @@ describe('shippedNode', () => {
     const controller = shippedNode(join(ROOT, 'k8s/controller/deployment.yaml'));
     expect(controller.nodeOptions).toMatch(/--max-old-space-size=\d+/);
     expect(controller.nodeArgs).toEqual([]);
+    expect(controller.mallocEnv).toEqual({});
+  });
+
+  it("reads the agent's glibc malloc tuning, which its benchmark runs it under", () => {
+    expect(shippedNode(join(ROOT, 'k8s/agent/daemonset.yaml')).mallocEnv).toEqual({
+      MALLOC_ARENA_MAX: '2',
+      MALLOC_MMAP_THRESHOLD_: '65536',
+      MALLOC_TRIM_THRESHOLD_: '131072',
+    });
   });
 
   it('says which file has no workload', () => {

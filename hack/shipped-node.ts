@@ -13,6 +13,8 @@ export interface ShippedNode {
   nodeOptions: string;
   /** Flags between the node binary and the script in `command` ([] when there is no command). */
   nodeArgs: string[];
+  /** glibc malloc's tuning (`MALLOC_*` variables) the container sets, {} when none. */
+  mallocEnv: Record<string, string>;
 }
 
 interface Container {
@@ -28,9 +30,11 @@ export function shippedNode(file: string): ShippedNode {
     if (!container) continue;
     const command = container.command ?? [];
     const script = command.findIndex((part, i) => i > 0 && !part.startsWith('-'));
+    const malloc = (container.env ?? []).filter((e) => e.name.startsWith('MALLOC_') && e.value !== undefined);
     return {
       nodeOptions: container.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '',
       nodeArgs: command.slice(1, script === -1 ? command.length : script),
+      mallocEnv: Object.fromEntries(malloc.map((e) => [e.name, e.value as string])),
     };
   }
   throw new Error(`${file}: no workload with a container`);

@@ -28,6 +28,13 @@ export function v8FullCollection(): FullCollection {
   return () => gc({ type: 'major', execution: 'sync' });
 }
 
+/** V8's young-generation collection (a scavenge: about a millisecond), made available at run time. */
+export function v8MinorCollection(): FullCollection {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as (options?: { type: 'minor' }) => void;
+  return () => gc({ type: 'minor' });
+}
+
 /** What the trimmer is built from. */
 export interface HeapTrimDeps {
   clock: Clock;

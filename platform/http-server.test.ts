@@ -1,11 +1,14 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { Counter, Registry } from 'prom-client';
 import { FakeClock } from './clock.js';
 import { HttpError } from './errors.js';
 import {
+  DEFAULT_LISTENER_LIMITS,
   createHttpServer,
   listenAddressSchema,
+  listenerLimits,
   type HttpServer,
   type HttpServerOptions,
 } from './http-server.js';
@@ -330,6 +333,79 @@ describe('lifecycle', () => {
     expect(await stuck).toMatchObject({ code: 'ECONNRESET' });
     await stopping;
     expect(messages().find((m) => m.msg === 'closing connections still open')).toMatchObject({ inFlight: 1 });
+  });
+});
+
+describe('listener limits', () => {
+  /** A raw TCP client: what it wrote, and everything the server sent until it closed. */
+  function raw(port: number): { socket: Socket; closed: Promise<string> } {
+    const socket = connect(port, '127.0.0.1');
+    socket.setEncoding('utf8');
+    let received = '';
+    socket.on('data', (chunk: string) => (received += chunk));
+    const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(received)));
+    socket.on('error', () => undefined);
+    return { socket, closed };
+  }
+
+  it('answers 408 and closes a connection whose headers do not arrive within headersTimeoutMs', async () => {
+    const { port } = await startServer({ limits: { headersTimeoutMs: 200, requestTimeoutMs: 400 } });
+    const client = raw(port);
+    client.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n'); // and never the blank line
+    const started = performance.now();
+    expect(await client.closed).toMatch(/^HTTP\/1\.1 408 /);
+    expect(performance.now() - started).toBeLessThan(5000);
+  });
+
+  it('answers 408 to a body trickled slower than requestTimeoutMs allows', async () => {
+    const { port } = await startServer({
+      limits: { headersTimeoutMs: 200, requestTimeoutMs: 400 },
+      handler: (req, res) => {
+        req.resume();
+        req.on('end', () => res.end('read'));
+      },
+    });
+    const client = raw(port);
+    client.socket.write('POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n');
+    const trickle = setInterval(() => client.socket.write('a'), 50);
+    try {
+      expect(await client.closed).toMatch(/HTTP\/1\.1 408 /);
+    } finally {
+      clearInterval(trickle);
+    }
+  });
+
+  it('answers 431 to headers over maxHeaderBytes', async () => {
+    const { port } = await startServer({ limits: { maxHeaderBytes: 1024 } });
+    const client = raw(port);
+    client.socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(2048)}\r\n\r\n`);
+    expect(await client.closed).toMatch(/^HTTP\/1\.1 431 /);
+  });
+
+  it('closes connections beyond maxConnections as they arrive, and serves the others', async () => {
+    const { port } = await startServer({ limits: { maxConnections: 2 } });
+    const held = [raw(port), raw(port)];
+    // Each held connection has been served once (so the server has it), and stays open.
+    await Promise.all(
+      held.map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            c.socket.once('data', () => resolve());
+            c.socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+          }),
+      ),
+    );
+    const third = raw(port);
+    expect(await third.closed).toBe('');
+    for (const c of held) c.socket.destroy();
+  });
+
+  it('refuses limits that are not positive integers, or headers due after the whole request', () => {
+    expect(() => listenerLimits({ maxConnections: 0 })).toThrow('listener maxConnections');
+    expect(() => listenerLimits({ headersTimeoutMs: 2000, requestTimeoutMs: 1000 })).toThrow(
+      'listener headersTimeoutMs',
+    );
+    expect(listenerLimits()).toEqual(DEFAULT_LISTENER_LIMITS);
   });
 });
 

@@ -11,6 +11,14 @@
  * On abort it stops accepting connections, lets requests in flight finish (their
  * connections then close, keep-alive or not), closes idle keep-alive connections at once,
  * and force-closes whatever is left after the grace period.
+ *
+ * **Limits** (ListenerLimits, every listener): a client must send its headers within 10 s and
+ * its whole request within 30 s (Node's own defaults are 60 s and 300 s), headers of at most
+ * 16 KiB, and idle keep-alive connections close after 5 s; at most `maxConnections` (1,024)
+ * are open at once, and any beyond are closed as they arrive. So half-sent requests hold a
+ * socket for seconds, not minutes, and a flood of them is bounded in memory. A component with
+ * long-lived responses (the agent's SSE streams) is unaffected: these bound the request, not
+ * the response.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { nodeHttp } from './node-http.js';
@@ -28,6 +36,29 @@ export type ReadyCheck = () => boolean | string | Promise<boolean | string>;
 
 /** Handles every request outside the probe and metrics paths (an express app fits). */
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
+
+/** What a listener allows a client (see the file comment). */
+export interface ListenerLimits {
+  /** The whole request head must arrive within this (ms). */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this (ms). */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this (ms). */
+  keepAliveTimeoutMs: number;
+  /** Most bytes of request headers. */
+  maxHeaderBytes: number;
+  /** Most connections open at once; more are closed as they arrive. */
+  maxConnections: number;
+}
+
+/** The limits every listener has unless its component says otherwise. */
+export const DEFAULT_LISTENER_LIMITS: Readonly<ListenerLimits> = Object.freeze({
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxHeaderBytes: 16 * 1024,
+  maxConnections: 1024,
+});
 
 /** How to build the server. */
 export interface HttpServerOptions {
@@ -52,6 +83,8 @@ export interface HttpServerOptions {
    * it counts as failed, so a hung check answers 503 with a reason instead of hanging the probe.
    */
   readyCheckTimeoutMs?: number;
+  /** Overrides of DEFAULT_LISTENER_LIMITS. */
+  limits?: Partial<ListenerLimits>;
   clock?: Clock;
 }
 
@@ -124,7 +157,19 @@ class ComponentServer implements HttpServer {
       this.#rejectListening(new Error(`${this.name}: stopped before listening`));
       return;
     }
-    const server = nodeHttp.createServer((req, res) => this.#onRequest(req, res));
+    const limits = listenerLimits(this.#options.limits);
+    const server = nodeHttp.createServer(
+      {
+        maxHeaderSize: limits.maxHeaderBytes,
+        // How often Node checks the two timeouts (its default, 30 s, would let them run late by that).
+        connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+      },
+      (req, res) => this.#onRequest(req, res),
+    );
+    server.headersTimeout = limits.headersTimeoutMs;
+    server.requestTimeout = limits.requestTimeoutMs;
+    server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+    server.maxConnections = limits.maxConnections;
     this.#server = server;
     try {
       await listen(server, this.#options.host, this.#options.port);
@@ -257,6 +302,17 @@ class ComponentServer implements HttpServer {
     const { status, body } = toHttpResponse(error);
     sendJson(res, status, body);
   }
+}
+
+/** The limits with `overrides`, checked: positive integers, and headers due before the whole request. */
+export function listenerLimits(overrides: Partial<ListenerLimits> = {}): ListenerLimits {
+  const limits = { ...DEFAULT_LISTENER_LIMITS, ...overrides };
+  for (const [name, value] of Object.entries(limits))
+    if (!Number.isInteger(value) || value < 1)
+      throw new RangeError(`listener ${name}: expected a positive integer, got ${String(value)}`);
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs)
+    throw new RangeError('listener headersTimeoutMs: must not exceed requestTimeoutMs');
+  return limits;
 }
 
 function listen(server: Server, host: string | undefined, port: number): Promise<void> {

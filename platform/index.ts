@@ -46,14 +46,18 @@ export {
   type HttpErrorResponse,
 } from './errors.js';
 export {
+  DEFAULT_LISTENER_LIMITS,
   createHttpServer,
   listenAddressSchema,
+  listenerLimits,
   type HttpServer,
   type HttpServerOptions,
+  type ListenerLimits,
   type ListenAddress,
   type ReadyCheck,
   type RequestHandler,
 } from './http-server.js';
+export { AnswerTooLargeError, readResponseText } from './bounded-read.js';
 export { LinkedSet } from './linked-set.js';
 export { nodeHttp, nodeHttps } from './node-http.js';
 export {
@@ -67,7 +71,13 @@ export {
   type LoggerOptions,
 } from './logger.js';
 export { Registry, createRegistry, metricPrefix } from './metrics.js';
-export { createHeapTrimmer, v8FullCollection, type FullCollection, type HeapTrimDeps } from './heap-trim.js';
+export {
+  createHeapTrimmer,
+  v8FullCollection,
+  v8MinorCollection,
+  type FullCollection,
+  type HeapTrimDeps,
+} from './heap-trim.js';
 export {
   errorDetail,
   httpFailureOf,

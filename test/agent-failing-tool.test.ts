@@ -16,7 +16,12 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { controllerAccess, functionAccess, type ControllerAccess } from './setup/controller-rbac.js';
+import {
+  controllerAccess,
+  functionAccess,
+  type ControllerAccess,
+  functionTokenFile,
+} from './setup/controller-rbac.js';
 import {
   startControllerProcess,
   writeKubeConfig,
@@ -114,7 +119,11 @@ describe('a failing tool reads as one, through a real function and controller', 
       identity: 'function',
       command: 'function',
       kubeconfig: writeKubeConfig(fn.kubeConfig),
-      args: [`--namespace=${ns.name}`, `--controllers=${replica}`],
+      args: [
+        `--namespace=${ns.name}`,
+        `--token-file=${await functionTokenFile(ns, dir)}`,
+        `--controllers=${replica}`,
+      ],
     });
     processes.push(function_);
     functionUrl = `http://127.0.0.1:${await function_.port('http')}`;

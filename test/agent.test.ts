@@ -18,7 +18,12 @@ import {
   publishedDocumentSchema,
   type PublishedDocument,
 } from '../contracts/index.js';
-import { controllerAccess, functionAccess, type ControllerAccess } from './setup/controller-rbac.js';
+import {
+  controllerAccess,
+  functionAccess,
+  type ControllerAccess,
+  functionTokenFile,
+} from './setup/controller-rbac.js';
 import {
   startControllerProcess,
   writeKubeConfig,
@@ -153,7 +158,11 @@ describe('the node agent pushing through a real function into real controllers',
       identity: 'function',
       command: 'function',
       kubeconfig: writeKubeConfig(fn.kubeConfig),
-      args: [`--namespace=${ns.name}`, `--controllers=${replicas.join(',')}`],
+      args: [
+        `--namespace=${ns.name}`,
+        `--token-file=${await functionTokenFile(ns, dir)}`,
+        `--controllers=${replicas.join(',')}`,
+      ],
     });
     processes.push(function_);
     const functionUrl = `http://127.0.0.1:${await function_.port('http')}`;

@@ -35,7 +35,7 @@ import {
   writeKubeConfig,
   type ControllerProcess,
 } from './setup/controller-process.js';
-import { createTestNamespace, kubeConfigWithToken, type TestNamespace } from './setup/cluster.js';
+import { createTestNamespace, type TestNamespace } from './setup/cluster.js';
 import { percentile } from '../bench/pipeline/summary.js';
 
 const LEASE = { duration: 4, renewDeadline: 3, retry: 0.5 };
@@ -243,11 +243,8 @@ describe('the forwarder with two real controller replicas', () => {
       });
     }
 
-    const kc = kubeConfigWithToken(
-      ns.admin,
-      functionToken,
-      `system:serviceaccount:${ns.name}:${FUNCTION_ACCOUNT}`,
-    );
+    // The function's own token for the apiserver (the controllers take only their audience's).
+    const kc = await ns.serviceAccountKubeConfig(FUNCTION_ACCOUNT);
     const registry = new Registry();
     const source = createEndpointSliceReplicaSource({
       client: createKubeListWatchClient(

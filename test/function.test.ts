@@ -16,7 +16,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ingestResponseSchema, type Snapshot } from '../contracts/index.js';
 import { npuSnapshot, type NpuSpec } from '../core/engine/testing.js';
-import { controllerAccess, functionAccess, type ControllerAccess } from './setup/controller-rbac.js';
+import {
+  controllerAccess,
+  functionAccess,
+  type ControllerAccess,
+  functionTokenFile,
+} from './setup/controller-rbac.js';
 import {
   startControllerProcess,
   writeKubeConfig,
@@ -90,6 +95,7 @@ describe('the ingest function between an agent and two controllers, on the real 
       kubeconfig: writeKubeConfig(fn.kubeConfig),
       args: [
         `--namespace=${ns.name}`,
+        `--token-file=${await functionTokenFile(ns, dir)}`,
         `--controllers=${replicas.map((r) => `${r.process.identity}=${r.url}`).join(',')}`,
       ],
     });

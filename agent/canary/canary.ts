@@ -7,7 +7,17 @@
  * threshold is one setting, in the rules, for replay and the controller alike.
  */
 import { Counter, Gauge } from 'prom-client';
-import { metricPrefix, type Clock, type Logger, type Registry, type Runnable } from '../../platform/index.js';
+import {
+  metricPrefix,
+  readResponseText,
+  type Clock,
+  type Logger,
+  type Registry,
+  type Runnable,
+} from '../../platform/index.js';
+
+/** The largest answer of the inference server read (a completion of a few tokens is tiny). */
+const MAX_CANARY_ANSWER_BYTES = 256 * 1024;
 
 /** The canary's settings (agent config `canary`). */
 export interface CanaryOptions {
@@ -103,7 +113,7 @@ async function probeOnce(
       body: options.body,
       signal,
     });
-    const text = await res.text();
+    const text = await readResponseText(res, MAX_CANARY_ANSWER_BYTES);
     if (!res.ok) return `HTTP ${res.status}`;
     if (options.expect !== '' && !text.includes(options.expect))
       return `answer lacks ${JSON.stringify(options.expect)}`;

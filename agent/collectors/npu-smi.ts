@@ -131,8 +131,14 @@ class NpuSmiCollector implements Collector {
   #pending: DetailTarget[] | null = null;
   /** Monotonic start of the last round; null before the first. */
   #lastRoundAt: number | null = null;
-  /** Records whose `-t` run is failing (said once at warn per failing spell, then counted). */
-  readonly #failing = new Set<string>();
+  /**
+   * A failing spell of `-t` runs, one for the collector: the first failure warns (naming the
+   * record), the others are debug lines and counted, and it ends, said once, with a whole
+   * round without a failure, so a flaky record does not warn at every other run.
+   */
+  #spell = false;
+  /** Failures in the round under way. */
+  #roundFailures = 0;
   readonly #detailFailures: Counter<'type'> | undefined;
 
   constructor(config: NpuSmiCollectorConfig, deps: CollectorDeps) {
@@ -152,6 +158,7 @@ class NpuSmiCollector implements Collector {
     if (this.#pending === null && this.#roundDue(now)) {
       this.#pending = [...targets];
       this.#lastRoundAt = now;
+      this.#roundFailures = 0;
     }
     if (this.#pending !== null) await this.#runPending(signal);
     return mergeNpuSmiDetails(table, this.#currentDetails(targets));
@@ -180,6 +187,10 @@ class NpuSmiCollector implements Collector {
     await Promise.all(workers);
     signal.throwIfAborted();
     this.#pending = null;
+    if (this.#spell && this.#roundFailures === 0) {
+      this.#spell = false;
+      this.#deps.log?.info({}, 'npu-smi info -t recovered: a whole round read without a failure');
+    }
   }
 
   async #runOne(target: DetailTarget, signal: AbortSignal): Promise<void> {
@@ -193,11 +204,6 @@ class NpuSmiCollector implements Collector {
         ),
       };
       this.#details.set(keyOf(target), { detail, readAt: this.#deps.clock.monotonic() });
-      if (this.#failing.delete(keyOf(target)))
-        this.#deps.log?.info(
-          { npu: target.npu, chip: target.chip, type: target.type },
-          'npu-smi info -t recovered',
-        );
     } catch (error) {
       if (signal.aborted) {
         // Cut by the deadline, not failed: read again in the next sample.
@@ -205,9 +211,10 @@ class NpuSmiCollector implements Collector {
         return;
       }
       this.#detailFailures?.inc({ type: target.type });
-      // Once per failing spell of each record at warn, not at every run (thousands an hour).
-      const first = !this.#failing.has(keyOf(target));
-      this.#failing.add(keyOf(target));
+      this.#roundFailures++;
+      // Once per failing spell at warn, not at every run (thousands an hour); counted always.
+      const first = !this.#spell;
+      this.#spell = true;
       this.#deps.log?.[first ? 'warn' : 'debug'](
         { npu: target.npu, chip: target.chip, type: target.type, error: describeError(error) },
         'npu-smi info -t failed; keeping the last record',

@@ -273,9 +273,15 @@ describe('GET /v1/health', () => {
     expect((await getJson(`${h.server.origin}/v1/health`)).json).toMatchObject({
       status: 'degraded',
       message:
-        'the health tool is failing since 2026-01-01T00:00:00.000Z: exit: npu-smi exited with code 2: dcmi module initialize failed. ret is -8005; the agent is up and sends liveness snapshots',
+        'the health tool is failing since 2026-01-01T00:00:00.000Z: exit: npu-smi exited with code 2: dcmi module initialize failed. ret is -8005; the agent is up and its snapshots say so',
       tool: { ok: false, failing_since: '2026-01-01T00:00:00.000Z', last_success_at: null },
     });
+    // The function silent too: both are named, and nothing claims the snapshots get through.
+    await h.clock.advance(31_000);
+    expect(((await getJson(`${h.server.origin}/v1/health`)).json as { message: string }).message).toBe(
+      'the health tool is failing since 2026-01-01T00:00:00.000Z: exit: npu-smi exited with code 2: dcmi module initialize failed. ret is -8005; and no answer from the ingest function for 31 s',
+    );
+    h.feed.update({ entry: null, leader: 'c-0', term: 1 }, new Date(h.clock.now()).toISOString());
     Object.assign(status, { ok: true, error: null, failingSince: null, lastSuccessAt: h.at(1000) });
     expect((await getJson(`${h.server.origin}/v1/health`)).json).toMatchObject({
       status: 'ok',

@@ -135,13 +135,22 @@ export function createLocalApp(deps: LocalAppDeps, options: LocalAppOptions): Lo
     const since = okAt === null ? startedAt : Date.parse(okAt);
     const silentMs = deps.clock.now() - since;
     const tool = deps.toolStatus?.();
-    // The tool first: a failing tool is the node's news, and the agent still reports it.
-    const message =
-      tool !== undefined && tool.error !== null
-        ? `the health tool is failing since ${tool.failingSince ?? 'start'}: ${tool.error}; the agent is up and sends liveness snapshots`
-        : silentMs > settings.staleAfterMs
-          ? `no answer from the ingest function for ${Math.round(silentMs / 1000)} s${okAt === null ? ' (none since start)' : ''}`
-          : undefined;
+    const pushSilent = silentMs > settings.staleAfterMs;
+    // Each side that fails is named; the tool first, as the node's own news.
+    const problems = [
+      ...(tool !== undefined && tool.error !== null
+        ? [
+            `the health tool is failing since ${tool.failingSince ?? 'start'}: ${tool.error}` +
+              (pushSilent ? '' : '; the agent is up and its snapshots say so'),
+          ]
+        : []),
+      ...(pushSilent
+        ? [
+            `no answer from the ingest function for ${Math.round(silentMs / 1000)} s${okAt === null ? ' (none since start)' : ''}`,
+          ]
+        : []),
+    ];
+    const message = problems.length === 0 ? undefined : problems.join('; and ');
     return {
       status: message === undefined ? 'ok' : 'degraded',
       ...(message === undefined ? {} : { message }),

@@ -149,6 +149,35 @@ describe('createExecTool', () => {
     expect(error.stderr).toMatch(/last line\n$/);
   });
 
+  it('reclaims read buffers as a big output streams in (a minor collection every reclaimEveryBytes)', async () => {
+    let reclaimed = 0;
+    const counting = createExecTool({ reclaim: () => reclaimed++, reclaimEveryBytes: 64 * 1024 });
+    const script = join(dir.path, 'megabyte');
+    writeFileSync(script, '#!/bin/bash\nhead -c 1048576 /dev/zero | tr "\\0" e >&2\necho ok\n', {
+      mode: 0o755,
+    });
+    await expect(counting(script, [], { signal: never() })).resolves.toBe('ok\n');
+    expect(reclaimed).toBeGreaterThanOrEqual(4);
+    expect(reclaimed).toBeLessThanOrEqual(16);
+  });
+
+  it('never splits a UTF-8 character in the stderr excerpt', async () => {
+    const whole = join(dir.path, 'utf8-whole');
+    writeFileSync(
+      whole,
+      `#!/bin/bash\nprintf '%s' "$(head -c ${STDERR_HEAD_BYTES - 1} /dev/zero | tr '\\0' x)" >&2\nprintf 'é and more' >&2\nexit 1\n`,
+      { mode: 0o755 },
+    );
+    expect((await failure(exec(whole, [], { signal: never() }))).stderr).toMatch(/xé and more$/);
+    const cut = join(dir.path, 'utf8-cut');
+    writeFileSync(cut, `#!/bin/bash\nfor i in $(seq 4000); do printf 'ééééé' >&2; done\nexit 1\n`, {
+      mode: 0o755,
+    });
+    const error = await failure(exec(cut, [], { signal: never() }));
+    expect(error.stderr).not.toContain('\ufffd');
+    expect(error.stderr).toMatch(/^é+\n\[\d+ bytes of stderr left out\]\né+$/);
+  });
+
   it('keeps nothing of the output of a run that printed too much', async () => {
     const script = join(dir.path, 'floods-too');
     writeFileSync(script, '#!/bin/bash\nwhile true; do echo 0123456789abcdef; done\n', { mode: 0o755 });

@@ -141,8 +141,12 @@ class StderrExcerpt {
       dropped += tail.length - STDERR_TAIL_BYTES;
       tail = tail.subarray(tail.length - STDERR_TAIL_BYTES);
     }
-    const gap = dropped > 0 ? `\n[${dropped} bytes of stderr left out]\n` : '';
-    return decoder.decode(this.#head) + gap + decoder.decode(tail);
+    if (dropped === 0) return decoder.decode(Buffer.concat([this.#head, tail]));
+    // Cut on character boundaries: no half of a UTF-8 sequence at either side of the gap.
+    let start = 0;
+    while (start < tail.length && ((tail[start] as number) & 0xc0) === 0x80) start++;
+    const head = new TextDecoder('utf-8').decode(this.#head, { stream: true });
+    return `${head}\n[${dropped} bytes of stderr left out]\n${decoder.decode(tail.subarray(start))}`;
   }
 }
 
@@ -193,18 +197,39 @@ function abortReason(signal: AbortSignal | undefined): string {
   return reason === undefined ? 'aborted' : firstLine(String(reason)) || 'aborted';
 }
 
-/**
- * The real ExecTool on execa. `env` replaces the environment the tools see (default: this
- * process's); LC_ALL is always C.
- */
-export function createExecTool(deps: { env?: NodeJS.ProcessEnv } = {}): ExecTool {
+/** What the real ExecTool is built with. */
+export interface ExecToolDeps {
+  /** The environment the tools see (default: this process's); LC_ALL is always C. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Called after every `reclaimEveryBytes` read from a tool: a young-generation collection
+   * (platform's v8MinorCollection) frees the read buffers already done with. Without it, a
+   * tool printing tens of MB a run leaves them to V8's external-memory heuristic, which lets
+   * some 64 MiB of them pile up before it collects.
+   */
+  reclaim?: () => void;
+  /** Default 2 MiB. */
+  reclaimEveryBytes?: number;
+}
+
+/** The real ExecTool on execa. */
+export function createExecTool(deps: ExecToolDeps = {}): ExecTool {
   const env = { ...(deps.env ?? process.env), LC_ALL: 'C' };
+  const reclaimEvery = deps.reclaimEveryBytes ?? 2 * 1024 * 1024;
+  let sinceReclaim = 0;
+  const read = (bytes: number): void => {
+    if (deps.reclaim === undefined) return;
+    sinceReclaim += bytes;
+    if (sinceReclaim < reclaimEvery) return;
+    sinceReclaim = 0;
+    deps.reclaim();
+  };
   // Loaded on the first run: an agent on the nvidia-smi loop may never need it (execa and
   // its dependencies are about 4 MiB of the agent's memory).
   let loading: Promise<typeof Execa> | undefined;
   return async (command, args, options) => {
     loading ??= import('execa').then((module) => module.execa);
-    return run(await loading, command, args, options, env);
+    return run(await loading, command, args, options, { env, read });
   };
 }
 
@@ -213,8 +238,9 @@ function run(
   command: string,
   args: readonly string[],
   options: { signal: AbortSignal; maxOutputBytes?: number },
-  env: NodeJS.ProcessEnv,
+  how: { env: NodeJS.ProcessEnv; read: (bytes: number) => void },
 ): Promise<string> {
+  const { env, read } = how;
   const { signal } = options;
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const name = excerpt(command, 80);
@@ -265,6 +291,7 @@ function run(
     };
     signal.addEventListener('abort', onAbort, { once: true });
     subprocess.stdout?.on('data', (chunk: Buffer) => {
+      read(chunk.length);
       if (settled || stdout.push(chunk)) return;
       stop();
       settle(() =>
@@ -275,7 +302,10 @@ function run(
         ),
       );
     });
-    subprocess.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
+    subprocess.stderr?.on('data', (chunk: Buffer) => {
+      read(chunk.length);
+      stderr.push(chunk);
+    });
     // Whatever the tool left running in its group goes with it. The group's id is not handed
     // to a new process while any member lives, so this reaches only the tool's descendants.
     subprocess.once('exit', killGroup);

@@ -205,7 +205,7 @@ describe('createProbe: the cached last good sample', () => {
 describe('createProbe: answering by the time the sampler gives (answerBy)', () => {
   it('answers a hanging tool with the cache at answerBy while the run goes on, and the next tick joins it', async () => {
     const collector = scriptedCollector([twoGpuPayload(41), 'hang', 'hang', 'hang', twoGpuPayload(42)]);
-    const { probe, clock } = await setup(collector);
+    const { probe, clock, registry } = await setup(collector);
     const readAt = clock.now();
     await probe.sample(never());
     // Tick 1: the run hangs; at answerBy the cache answers, and the run goes on.
@@ -215,9 +215,11 @@ describe('createProbe: answering by the time the sampler gives (answerBy)', () =
       payload: twoGpuPayload(41),
       cached: true,
       collectedAt: readAt,
-      failure: 'fake: no answer yet',
+      failure: 'fake: no answer within 1500 ms',
     });
     expect(collector.calls).toBe(2);
+    // Failing, as far as anyone reading the node can tell, from the tick that gave up.
+    expect(probe.status()).toMatchObject({ ok: false, error: 'fake: no answer within 1500 ms' });
     // Tick 2, a second later: joins the same run (its first attempt still hangs), and answers
     // by its own time; at 3 s that attempt times out and the run retries, as before.
     await clock.advance(1000);
@@ -234,11 +236,15 @@ describe('createProbe: answering by the time the sampler gives (answerBy)', () =
     const tick3 = probe.sample(never(), clock.monotonic() + 1500);
     await expect(tick3).resolves.toMatchObject({ cached: false, payload: twoGpuPayload(42) });
     expect(probe.status()).toMatchObject({ ok: true, error: null, failingSince: null });
+    // Counted as sent: the two ticks' stand-ins, not the one the abandoned run built at its end.
+    expect(await metric(registry, 'npu_fault_agent_collector_cache_samples_total')).toBe(2);
   });
 
   it('gives a fresh sample that came after its tick gave up to the next tick, without running the tool again', async () => {
     const collector = scriptedCollector([twoGpuPayload(41), 'defer', twoGpuPayload(43)]);
     const { probe, clock } = await setup(collector);
+    let told = 0;
+    probe.onLateReading?.(() => told++);
     await probe.sample(never());
     const tick = probe.sample(never(), clock.monotonic() + 1500);
     await clock.advance(1500);
@@ -246,6 +252,7 @@ describe('createProbe: answering by the time the sampler gives (answerBy)', () =
     collector.release(twoGpuPayload(42)); // the slow run answers now, after its tick gave up
     await clock.advance(0);
     expect(collector.calls).toBe(2);
+    expect(told).toBe(1); // the sampler is told, and takes its next tick at once
     await expect(probe.sample(never(), clock.monotonic() + 1500)).resolves.toMatchObject({
       cached: false,
       payload: twoGpuPayload(42),
@@ -261,7 +268,7 @@ describe('createProbe: answering by the time the sampler gives (answerBy)', () =
       payload: { family: '910B', npus: [] },
       cached: true,
       collectedAt: clock.now(),
-      failure: 'npu-smi: no answer yet',
+      failure: 'npu-smi: no answer within 1500 ms',
     });
   });
 });

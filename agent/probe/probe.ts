@@ -82,6 +82,11 @@ export interface Probe {
   sample(signal: AbortSignal, answerBy?: number): Promise<ProbeSample | null>;
   /** How the tool is doing. */
   status(): ToolStatus;
+  /**
+   * Calls `listener` when a run brings a fresh reading after its tick stopped waiting: the
+   * next tick answers with it, and the sampler takes that tick at once.
+   */
+  onLateReading?(listener: () => void): void;
 }
 
 /** The attempt's deadline passed (the reason its signal is aborted with). */
@@ -174,6 +179,9 @@ class HardenedProbe implements Probe {
   #error: string | null = null;
   #failingSince: number | null = null;
   #lastSuccessAt: number | null = null;
+  #onLateReading: (() => void) | undefined;
+  /** The stand-ins built, told apart (cached or liveness) for the metrics when a tick sends one. */
+  readonly #standIns = new WeakMap<ProbeSample, 'cached' | 'liveness'>();
 
   constructor(collector: Collector, options: ProbeOptions, clock: Clock, log: Logger, metrics: ProbeMetrics) {
     this.#collector = collector;
@@ -193,15 +201,34 @@ class HardenedProbe implements Probe {
       }
       const run = (this.#run ??= this.#startRun(signal));
       run.abandoned = false;
+      const waitedFrom = this.#clock.monotonic();
       const answer = await this.#within(run.promise, answerBy, signal);
-      if (answer !== LATE) return answer;
+      if (answer !== LATE) return this.#counted(answer);
       run.abandoned = true;
-      return signal.aborted ? null : this.#standIn(`${this.#collector.name}: no answer yet`);
+      if (signal.aborted) return null;
+      const waited = Math.round(this.#clock.monotonic() - waitedFrom);
+      const late = `${this.#collector.name}: no answer within ${waited} ms`;
+      // Not answering in time is failing, as far as anyone reading the node can tell.
+      this.#failingSince ??= this.#clock.now();
+      this.#error ??= late;
+      return this.#counted(this.#standIn(this.#error));
     } catch (error) {
       // Unreachable by design (attempts catch everything); kept so a bug never stops sampling.
       this.#log.error({ err: error }, 'probe failed unexpectedly');
       return null;
     }
+  }
+
+  onLateReading(listener: () => void): void {
+    this.#onLateReading = listener;
+  }
+
+  /** Counts a stand-in as it goes to the sampler (an abandoned run's is never sent). */
+  #counted(sample: ProbeSample | null): ProbeSample | null {
+    const kind = sample === null ? undefined : this.#standIns.get(sample);
+    if (kind === 'cached') this.#metrics.cacheSamples.inc();
+    else if (kind === 'liveness') this.#metrics.livenessSamples.inc();
+    return sample;
   }
 
   status(): ToolStatus {
@@ -219,7 +246,10 @@ class HardenedProbe implements Probe {
     const run = { promise: Promise.resolve<ProbeSample | null>(null), abandoned: false };
     run.promise = this.#sample(signal).then((sample) => {
       if (this.#run === run) this.#run = null;
-      if (run.abandoned && sample !== null && !sample.cached) this.#ready = sample;
+      if (run.abandoned && sample !== null && !sample.cached) {
+        this.#ready = sample;
+        this.#onLateReading?.();
+      }
       return sample;
     });
     return run;
@@ -315,8 +345,9 @@ class HardenedProbe implements Probe {
   #standIn(failure: string): ProbeSample {
     const good = this.#lastGood;
     if (good !== null && this.#cacheUsable()) {
-      this.#metrics.cacheSamples.inc();
-      return { payload: good.payload, cached: true, collectedAt: good.collectedAt, failure };
+      const cached = { payload: good.payload, cached: true, collectedAt: good.collectedAt, failure };
+      this.#standIns.set(cached, 'cached');
+      return cached;
     }
     if (good !== null && this.#failing && !this.#cacheSpent) {
       this.#cacheSpent = true;
@@ -325,9 +356,10 @@ class HardenedProbe implements Probe {
         'collector still failing: the last good sample is too old to resend; sending liveness only',
       );
     }
-    this.#metrics.livenessSamples.inc();
     const family = good?.payload.family ?? this.#collector.family ?? '910B';
-    return { payload: emptyPayload(family), cached: true, collectedAt: this.#clock.now(), failure };
+    const liveness = { payload: emptyPayload(family), cached: true, collectedAt: this.#clock.now(), failure };
+    this.#standIns.set(liveness, 'liveness');
+    return liveness;
   }
 
   #cacheUsable(): boolean {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { serve, type TestServer } from '../../platform/testing.js';
-import { createHttpPost, type HttpPost, type HttpPostInit } from './http-post.js';
+import { MAX_ANSWER_BYTES, createHttpPost, type HttpPost, type HttpPostInit } from './http-post.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -102,5 +102,26 @@ describe('createHttpPost', () => {
     });
     const response = await post(server.origin, init('{}'));
     await expect(response.text()).rejects.toThrow();
+  });
+
+  it('refuses an answer over MAX_ANSWER_BYTES, declared or streamed without end', async () => {
+    const { server, post } = await setup((req, res) => {
+      if (req.url === '/declared') {
+        res.writeHead(200, { 'content-length': String(MAX_ANSWER_BYTES + 1) });
+        res.write('{');
+        return;
+      }
+      res.writeHead(200); // chunked, no length: 64 KiB at a time until the client stops reading
+      const chunk = 'x'.repeat(64 * 1024);
+      const pump = (): void => {
+        while (!res.destroyed && res.write(chunk));
+        if (!res.destroyed) res.once('drain', pump);
+      };
+      pump();
+    });
+    for (const path of ['/declared', '/endless']) {
+      const response = await post(`${server.origin}${path}`, init('{}'));
+      await expect(response.text()).rejects.toThrow(`the answer is over ${MAX_ANSWER_BYTES} bytes`);
+    }
   });
 });

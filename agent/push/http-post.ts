@@ -5,10 +5,12 @@
  * CPU per request (a Response, Headers, a web stream, a resource-timing entry each).
  *
  * As with fetch and `redirect: 'error'`, a redirect is a failure (thrown), not followed.
- * The signal aborts the request and the reading of its answer.
+ * The signal aborts the request and the reading of its answer. An answer is read up to
+ * MAX_ANSWER_BYTES: the function answers a node's entry in a few KiB, and a larger answer (a
+ * broken or hostile peer) fails the request rather than growing the agent's memory.
  */
 import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
-import { nodeHttp } from '../../platform/index.js';
+import { AnswerTooLargeError, nodeHttp } from '../../platform/index.js';
 
 /** What one POST is given (a subset of fetch's RequestInit). */
 export interface HttpPostInit {
@@ -34,6 +36,8 @@ export interface HttpPost {
 
 /** Most connections per origin (one request at a time is sent; one more while a socket closes). */
 const MAX_SOCKETS = 2;
+/** The largest answer read (a node's entry of 32 devices is some 40 KiB at most). */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /** Builds the poster; https is loaded the first time an https URL is posted to. */
 export function createHttpPost(): HttpPost {
@@ -77,7 +81,7 @@ export function createHttpPost(): HttpPost {
     return {
       status,
       headers: { get: (name) => headerValue(response.headers[name.toLowerCase()]) },
-      text: () => readBody(response, init.signal),
+      text: () => readBody(response, init.signal, MAX_ANSWER_BYTES),
     };
   };
   return Object.assign(post, {
@@ -93,17 +97,31 @@ function headerValue(value: string | string[] | undefined): string | null {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** The answer's body as text; rejects when the connection ends early or the signal aborts. */
-function readBody(response: IncomingMessage, signal: AbortSignal): Promise<string> {
+/**
+ * The answer's body as text, of at most `maxBytes`; rejects when it is larger, when the
+ * connection ends early or when the signal aborts.
+ */
+export function readBody(response: IncomingMessage, signal: AbortSignal, maxBytes: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    let received = 0;
     const onAbort = (): void => {
       response.destroy();
       reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
     };
     if (signal.aborted) return onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
-    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const tooLarge = (): void => {
+      signal.removeEventListener('abort', onAbort);
+      response.destroy();
+      reject(new AnswerTooLargeError(maxBytes));
+    };
+    if (Number(response.headers['content-length']) > maxBytes) return tooLarge();
+    response.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > maxBytes) tooLarge();
+      else chunks.push(chunk);
+    });
     response.once('end', () => {
       signal.removeEventListener('abort', onAbort);
       resolve(Buffer.concat(chunks).toString('utf8'));

@@ -138,6 +138,32 @@ describe('sampler', () => {
     await running;
   });
 
+  it('marks an event snapshot stale_readings while the tool fails, and not once it answers again', async () => {
+    const { clock, probe, sent, sampler, abort, running } = setup();
+    probe.answer({ payload: gpuPayload(), cached: false, collectedAt: clock.now() });
+    await clock.advance(1000);
+    probe.answer({ payload: gpuPayload(), cached: true, collectedAt: clock.now() - 1000, failure: 'hang' });
+    await clock.advance(0);
+    const xid = (n: number) => ({
+      kind: 'xid' as const,
+      busId: '0000:10:00.0',
+      xid: n,
+      at: new Date(clock.now()).toISOString(),
+      line: 'x',
+    });
+    sampler.event(xid(79));
+    expect(sent.at(-1)).toMatchObject({ cached: false, stale_readings: true });
+    probe.answer({ payload: gpuPayload(), cached: false, collectedAt: clock.now() });
+    await clock.advance(1000);
+    await clock.advance(100);
+    sampler.event(xid(48));
+    expect(sent.at(-1)?.cached).toBe(false);
+    expect(sent.at(-1)).not.toHaveProperty('stale_readings');
+    abort.abort();
+    probe.answer(null);
+    await running;
+  });
+
   it('queues nothing when the probe has no sample, and nothing while muted', async () => {
     let muted = false;
     const { clock, probe, sent, abort, running } = setup({ muted: () => muted });

@@ -109,12 +109,16 @@ class SamplingLoop implements Sampler {
   #lastEventWake = Number.NEGATIVE_INFINITY;
   /** When the last snapshot was queued (monotonic ms; the start before the first). */
   #lastSentAt = Number.NEGATIVE_INFINITY;
+  /** The last tick's sample was a stand-in: the tool is failing, #last is old. */
+  #toolFailing = false;
 
   constructor(deps: SamplerDeps, options: SamplerOptions) {
     this.#deps = deps;
     this.#options = options;
     this.#random = deps.random ?? Math.random;
     this.bootId = deps.bootId ?? randomUUID();
+    // A reading that came after its tick gave up on the tool goes at once, not a tick later.
+    deps.probe.onLateReading?.(() => this.sampleNow());
     const prefix = metricPrefix('agent');
     this.#snapshots = new Counter({
       name: `${prefix}snapshots_total`,
@@ -157,6 +161,7 @@ class SamplingLoop implements Sampler {
         this.#skipped.inc({ reason: 'no-sample' });
         continue;
       }
+      this.#toolFailing = sample.cached;
       if (!sample.cached) this.#last = sample.payload;
       // Events wait for a fresh reading: a cached sample advances nothing at the controllers.
       const events = sample.cached ? [] : this.#pending;
@@ -207,6 +212,8 @@ class SamplingLoop implements Sampler {
     if (burst.length === 0 || this.#last === null) return;
     const { clock } = this.#deps;
     this.#lastEventSentAt = clock.monotonic();
+    // While the tool fails, #last is its last good reading: the events are new, the readings
+    // are not, and the controllers must not take the snapshot for the tool answering again.
     this.#send(
       this.#applyEvents(
         this.#last,
@@ -215,6 +222,7 @@ class SamplingLoop implements Sampler {
       clock.now(),
       false,
       'event',
+      this.#toolFailing,
     );
     const sentAt = clock.monotonic();
     for (const b of burst) this.#eventDelay.observe((sentAt - b.receivedAt) / 1000);
@@ -240,7 +248,13 @@ class SamplingLoop implements Sampler {
     return applied.payload;
   }
 
-  #send(payload: Payload, collectedAt: number, cached: boolean, trigger: 'tick' | 'event'): void {
+  #send(
+    payload: Payload,
+    collectedAt: number,
+    cached: boolean,
+    trigger: 'tick' | 'event',
+    staleReadings = false,
+  ): void {
     const deps = this.#deps;
     if (deps.muted?.()) {
       this.#skipped.inc({ reason: 'muted' });
@@ -259,6 +273,7 @@ class SamplingLoop implements Sampler {
       collected_at: new Date(collectedAt).toISOString(),
       collector: deps.collector,
       cached,
+      ...(staleReadings ? { stale_readings: true } : {}),
       payload: body,
     };
     deps.enqueue(snapshot);

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CONTROLLER_TOKEN_AUDIENCE } from '../../contracts/index.js';
 import type { SimNode } from '../../core/sim/index.js';
 import { createAgentIdentity } from '../../hack/agent-identity.js';
 import {
@@ -200,6 +201,17 @@ export async function deployPipeline(options: {
 
     const rules = tuning.rules === undefined ? DEMO_RULES : tuning.rules;
     const rulesFile = join(dir, 'rules.yaml');
+    /** A file holding a token of the function's ServiceAccount for the controllers' audience. */
+    const controllerTokenFile = async (): Promise<string> => {
+      const minted = await core.createNamespacedServiceAccountToken({
+        name: 'npu-fault-function',
+        namespace,
+        body: { spec: { audiences: [CONTROLLER_TOKEN_AUDIENCE], expirationSeconds: 3600 } },
+      });
+      const file = join(dir, 'function-controller-token');
+      writeFileSync(file, minted.status?.token ?? '', { mode: 0o600 });
+      return file;
+    };
     if (rules !== null) writeFileSync(rulesFile, rules);
     const replicas: string[] = [];
     for (const identity of ['replica-1', 'replica-2']) {
@@ -225,7 +237,12 @@ export async function deployPipeline(options: {
       identity: 'function',
       command: 'function',
       kubeconfig: writeKubeConfig(await tokenOf('npu-fault-function')),
-      args: [`--namespace=${namespace}`, `--controllers=${replicas.join(',')}`],
+      args: [
+        `--namespace=${namespace}`,
+        `--controllers=${replicas.join(',')}`,
+        // As in a pod: a token of the controllers' own audience, for them alone.
+        `--token-file=${await controllerTokenFile()}`,
+      ],
       ...(tuning.entry ? { entry: tuning.entry } : {}),
       ...(tuning.env ? { env: tuning.env } : {}),
       ...(tuning.functionNodeArgs ? { nodeArgs: tuning.functionNodeArgs } : {}),

@@ -558,6 +558,30 @@ describe('overlays', () => {
     expect(d.changes().at(-1)).toBe('13:npu0:unknown>healthy:null');
   });
 
+  it('applies the events of a stale_readings snapshot but keeps collector-error: the tool is still failing', () => {
+    const d = new Driver();
+    d.gpus(0, [{ index: 0 }]);
+    for (let t = 1; t <= 11; t++)
+      d.feed(gpuSnapshot({ seq: ++d.seq, t: 0, cached: true }, [{ index: 0 }]), at(t));
+    d.tick(11);
+    expect(d.changes().at(-1)).toBe('11:gpu0:healthy>unknown:collector-error');
+    // XID 79 from the kernel log, sent on the last good reading while the tool hangs.
+    const event = gpuSnapshot({ seq: ++d.seq, t: 12 }, [{ index: 0, xids: [{ xid: 79, at: isoAt(12) }] }]);
+    d.feed({ ...event, stale_readings: true }, at(12));
+    expect(d.changes().at(-1)).toBe('12:gpu0:unknown>failed:xid-79');
+    const doc = publishedDocumentSchema.parse(d.engine.document(at(13), { identity: 't', term: 0 }));
+    expect(doc.nodes['node-a']?.agent).toBe('collector-error');
+    // Without the flag the same snapshot would have ended the overlay.
+    const fresh = new Driver();
+    fresh.gpus(0, [{ index: 0 }]);
+    for (let t = 1; t <= 11; t++)
+      fresh.feed(gpuSnapshot({ seq: ++fresh.seq, t: 0, cached: true }, [{ index: 0 }]), at(t));
+    fresh.tick(11);
+    fresh.feed(gpuSnapshot({ seq: ++fresh.seq, t: 12 }, [{ index: 0 }]), at(12));
+    const after = publishedDocumentSchema.parse(fresh.engine.document(at(13), { identity: 't', term: 0 }));
+    expect(after.nodes['node-a']).toBeUndefined();
+  });
+
   it('keeps the agent alive on cached snapshots (no agent-unreachable)', () => {
     const d = new Driver();
     d.npus(0, [cool()]);

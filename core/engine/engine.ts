@@ -166,8 +166,13 @@ class Engine implements ReloadableEngine {
       // A resend of the last good sample: alive, but no new data (no device, no lastT).
       if (Number.isNaN(node.cachedSince)) node.cachedSince = now;
     } else {
-      node.cachedSince = Number.NaN;
-      node.overlays &= ~COLLECTOR_ERROR;
+      if (snapshot.stale_readings === true) {
+        // Kernel events on the last good reading: applied, but the tool is still failing.
+        if (Number.isNaN(node.cachedSince)) node.cachedSince = now;
+      } else {
+        node.cachedSince = Number.NaN;
+        node.overlays &= ~COLLECTOR_ERROR;
+      }
       stamp = Number.isNaN(node.lastT) || t > node.lastT ? t : node.lastT;
       node.lastT = stamp;
       this.#apply(node, normalise(snapshot), stamp);

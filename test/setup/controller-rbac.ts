@@ -8,7 +8,10 @@
  * and the manifest lacks fails the test with a 403.
  */
 import * as k8s from '@kubernetes/client-node';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { manifestRbacObjects } from '../../hack/manifest-rbac.js';
+import { CONTROLLER_TOKEN_AUDIENCE } from '../../contracts/index.js';
 import type { TestNamespace } from './cluster.js';
 
 /** The ServiceAccount the controller runs as (k8s/controller/serviceaccount.yaml). */
@@ -104,9 +107,17 @@ export async function operatorAccess(ns: TestNamespace): Promise<ControllerAcces
   return access(ns, operatorRbacObjects(ns.name), OPERATOR_SERVICE_ACCOUNT);
 }
 
+/** functionCallerToken written to a file in `dir`: what a function process reads (`--token-file`). */
+export async function functionTokenFile(ns: TestNamespace, dir: string): Promise<string> {
+  const file = join(dir, 'function-controller-token');
+  writeFileSync(file, await functionCallerToken(ns), { mode: 0o600 });
+  return file;
+}
+
 /**
  * A token of the ingest function's ServiceAccount in `ns` (created when missing), valid for an
- * hour: what a test posts observations to a controller with, as the function does.
+ * hour, with the controllers' audience: what a test posts observations to a controller with,
+ * as the function does with its projected token.
  */
 export async function functionCallerToken(ns: TestNamespace): Promise<string> {
   const core = ns.admin.makeApiClient(k8s.CoreV1Api);
@@ -121,7 +132,7 @@ export async function functionCallerToken(ns: TestNamespace): Promise<string> {
   const minted = await core.createNamespacedServiceAccountToken({
     name: FUNCTION_SERVICE_ACCOUNT,
     namespace: ns.name,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    body: { spec: { audiences: [CONTROLLER_TOKEN_AUDIENCE], expirationSeconds: 3600 } },
   });
   return minted.status?.token ?? '';
 }
