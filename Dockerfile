@@ -11,13 +11,17 @@
 # final stage is distroless Node.js 24 (no shell, no package manager), runs as uid/gid 65532
 # (`nonroot`, as the manifests' runAsUser) and holds only dist/, the production node_modules
 # and package.json. It runs the compiled entry point dist/cli/run.js: no TypeScript loader in
-# the process, unlike bin/npu-fault.js.
+# the process, and none in the image (tsx is a development dependency, pruned with the rest).
 #
 # No image is built in this repository's CI (it has no container runtime); the manifests in
 # k8s/ name ghcr.io/npu-fault/npu-fault:<version>.
 
-ARG BUILD_IMAGE=node:24-bookworm-slim
-ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian12:nonroot
+# Base images pinned by digest (the multi-architecture index): a tag can be moved to other
+# content, a digest cannot, so a rebuild gets the same bases until the pins are bumped on
+# purpose (`docker buildx imagetools inspect <image>:<tag>` prints the current digest; bump tag
+# and digest together). hack/dockerfile.test.ts fails on a base without a digest.
+ARG BUILD_IMAGE=node:24.18.0-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian12:nonroot@sha256:14d42e2511532589a7c7e01a753667a74fcc96266e137e8125006b87b0c32d0a
 
 FROM ${BUILD_IMAGE} AS build
 WORKDIR /src

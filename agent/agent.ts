@@ -83,7 +83,10 @@ export interface NodeAgent {
 export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   const { config, clock, log, registry } = deps;
   // Tools that print tens of MB a run (stderr floods): their read buffers are freed as they go.
-  const exec = deps.exec ?? createExecTool({ reclaim: v8MinorCollection() });
+  // The drivers' library directories reach the tools' environment only, never this process's.
+  const libraryPath = config.toolLibraryPath;
+  const exec =
+    deps.exec ?? createExecTool({ reclaim: v8MinorCollection(), ...(libraryPath ? { libraryPath } : {}) });
   const simulated = config.collector === 'sim';
   // The inventory is everything ever seen since the start: a device that drops off the bus
   // leaves sysfs too, and must then be reported absent rather than forgotten.
@@ -104,7 +107,11 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   // Sampler and sim API refer to each other (an injected XID enters as a kernel event).
   const samplerRef: { current?: Sampler } = {};
   if (simulated) {
-    const { buildNode, createSimCollector, createSimApi } = await loadSimNode();
+    const { buildNode, createSimCollector, createSimApi, readFaultToken } = await loadSimNode();
+    const tokenFile = config.sim.faultTokenFile;
+    const faultToken = tokenFile === undefined ? undefined : await readFaultToken(tokenFile);
+    if (faultToken === undefined)
+      log.warn({ listen: config.listen }, 'simulated fault API without a token (loopback only)');
     const start = clock.now();
     const node = buildNode(config.node, config.sim.kind as SimKind, config.sim.seed);
     board = new FaultBoard(node, start);
@@ -115,13 +122,14 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
       onKernelEvent: (event) => samplerRef.current?.event(event),
       clock,
       log: log.child({ part: 'sim' }),
+      ...(faultToken === undefined ? {} : { faultToken }),
     });
   } else {
     const collectorDeps = {
       exec,
       clock,
       log: log.child({ part: 'collector' }),
-      stream: deps.stream ?? createStreamTool(),
+      stream: deps.stream ?? createStreamTool(libraryPath ? { libraryPath } : {}),
       periodMs: config.sampling.intervalMs,
       registry,
     };

@@ -24,6 +24,28 @@ export const DEFAULT_TOKEN_FILE = '/var/run/secrets/npu-fault/token';
 
 const NODE_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 
+/**
+ * What is wrong with a library search path (`/a:/b`), or undefined. Every entry must be an
+ * absolute directory: an empty entry (`::`, a leading or trailing `:`) or a relative one makes
+ * the dynamic loader search the tool's working directory.
+ */
+export function libraryPathProblem(value: string): string | undefined {
+  if (value.trim() === '') return 'must name at least one absolute directory';
+  if (/[\0\r\n]/.test(value)) return 'must be one line';
+  for (const dir of value.split(':')) {
+    if (dir === '') return 'has an empty entry (the loader would search the working directory)';
+    if (!dir.startsWith('/')) return `"${dir.slice(0, 80)}" is not an absolute directory`;
+  }
+  return undefined;
+}
+
+/** Whether a listen host is a loopback address (none: every interface, so not). */
+export function isLoopback(host: string | undefined): boolean {
+  if (host === undefined) return false;
+  const bare = host.toLowerCase().replace(/^::ffff:/, '');
+  return bare === 'localhost' || bare === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
 /** The agent's settings. */
 export const agentConfigSchema = z
   .strictObject({
@@ -40,6 +62,16 @@ export const agentConfigSchema = z
       .min(1)
       .default(DEFAULT_TOKEN_FILE)
       .describe('the pod-bound ServiceAccount token (audience npu-fault), re-read for every push'),
+    toolLibraryPath: z
+      .string()
+      .optional()
+      .superRefine((value, ctx) => {
+        const problem = value === undefined ? undefined : libraryPathProblem(value);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .describe(
+        "the drivers' library directories (/a:/b), put first in LD_LIBRARY_PATH of the tools only (hdc, npu-smi, nvidia-smi), never of the agent",
+      ),
     collector: z
       .enum(COLLECTOR_KINDS)
       .default('auto')
@@ -102,6 +134,13 @@ export const agentConfigSchema = z
         .describe('allow --collector sim and its fault-injection API (never in production)'),
       kind: z.enum(SIM_NODE_KINDS).default('910B').describe('the simulated node’s accelerators'),
       seed: z.string().min(1).default('1').describe('seed of the simulated readings'),
+      faultTokenFile: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'a file holding the bearer token the fault-injection API requires (16+ characters); required unless --listen is a loopback address',
+        ),
     }),
     inventory: z.strictObject({
       enabled: z
@@ -176,6 +215,19 @@ export const agentConfigSchema = z
         code: 'custom',
         path: ['collector'],
         message: 'sim is a simulator with a fault-injection API: also set --sim-enabled to use it',
+      });
+    }
+    // The fault API reports whatever it is told as the node's devices: beyond loopback, only
+    // with a token (on loopback, only this host's processes can reach it).
+    if (
+      config.collector === 'sim' &&
+      config.sim.faultTokenFile === undefined &&
+      !isLoopback(config.listen.host)
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sim', 'faultTokenFile'],
+        message: `required: the fault API would listen beyond loopback (${config.listen.host ?? 'every interface'}), where anyone reaching the port could inject faults`,
       });
     }
     if (config.push.backoffMaxMs < config.push.backoffInitialMs) {

@@ -232,6 +232,8 @@ async function main(): Promise<void> {
           `--controllers=leader=${leader.url},follower=${follower.url}`,
           `--token-file=${tokenFile}`,
           '--log-level=info',
+          // The load is made of simulated snapshots (collector "sim"), refused by default.
+          '--allow-simulated-collectors',
           ...opts.functionArgs,
         ],
         env: { NODE_OPTIONS: nodeOptions },

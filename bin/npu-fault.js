@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// Entry point of the `npu-fault` command. The sources are TypeScript; tsx compiles them on
-// load so `npx npu-fault …` works right after `npm ci`, with no build step.
-import { register } from 'tsx/esm/api';
+// Entry point of the `npu-fault` command: the TypeScript sources through tsx after `npm ci`,
+// else the compiled build in dist/ on plain Node (load-main.js). A container image runs
+// dist/cli/run.js directly.
+import { loadMain } from './load-main.js';
 
-register();
-const { main } = await import('../cli/main.ts');
+const main = await loadMain();
 process.exitCode = await main(process.argv.slice(2));

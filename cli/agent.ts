@@ -19,9 +19,14 @@ and device removal (sending a snapshot at once when one appears), and POSTs hdc.
 snapshots to the ingest function with its pod-bound token. Pods on the node read the node's
 published status at :8081/v1/fault and /v1/fault/stream (Server-Sent Events).
 
-A simulated node with a fault-injection API (POST /v1/sim/faults) for demos and tests:
+A simulated node with a fault-injection API (POST /v1/sim/faults) for demos and tests; the
+function must run with --allow-simulated-collectors. The fault API asks for the bearer token in
+--sim-fault-token-file, which is required unless --listen is a loopback address:
   npx npu-fault agent --collector sim --sim-enabled --sim-kind 910B --node node-a \\
-    --function-url http://127.0.0.1:8090 --token-file ./token --listen 127.0.0.1:8081`,
+    --function-url http://127.0.0.1:8090 --token-file ./token --listen 127.0.0.1:8081 \\
+    --sim-fault-token-file ./fault-token
+  curl -H "Authorization: Bearer $(cat fault-token)" -H 'content-type: application/json' \\
+    -d '{"kind":"offline","device":"npu3"}' 127.0.0.1:8081/v1/sim/faults`,
   agentConfigSchema,
   'Exit codes: 0 stopped cleanly, 1 a part failed or bad input, 2 bad configuration.',
 );

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { createServer, type Server } from 'node:http';
+import * as k8s from '@kubernetes/client-node';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { snapshotSchema } from '../contracts/index.js';
 import { gpuSnapshot } from '../contracts/testing.js';
@@ -10,6 +11,8 @@ import {
   describeAnswer,
   ExplainError,
   formatDuration,
+  notAController,
+  proxySource,
   renderExplanation,
   runExplain,
   urlSource,
@@ -90,13 +93,12 @@ describe('npu-fault explain: errors', () => {
     expect(io.err).toBe('npu-fault explain: the controller at http://x answered forbidden: nope\n');
   });
 
-  it('describes the endpoint’s error answers in one line, with the role a 403 needs', () => {
+  it('describes the endpoint’s error answers in one line', () => {
     const body = JSON.stringify({
       error: { code: 'forbidden', message: 'user "u" may not get explanations' },
     });
     expect(describeAnswer(403, body, 'the controller at http://x')).toBe(
-      'the controller at http://x answered forbidden: user "u" may not get explanations ' +
-        "(needs 'get' on explanations.npu-fault.io: the npu-fault-operator Role)",
+      'the controller at http://x answered forbidden: user "u" may not get explanations',
     );
     expect(describeAnswer(404, '{"error":{"message":"node \\"n\\" is not tracked"}}', 'c')).toBe(
       'c answered not found: node "n" is not tracked',
@@ -158,5 +160,113 @@ describe('npu-fault explain: --controller-url', () => {
     await expect(urlSource(url, async () => 'Bearer tok').get('n', undefined)).rejects.toThrow(
       `cannot reach the controller at ${url}: ECONNREFUSED`,
     );
+  });
+});
+
+describe('npu-fault explain: through the apiserver (threat: the operator credential sent to a pod)', () => {
+  const OPERATOR = 'Bearer operator-cluster-admin-token';
+  let server: Server | undefined;
+  afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+
+  /**
+   * A stand-in apiserver on loopback that records every request: the Lease names `holder`,
+   * the pod is `pod`, a TokenRequest answers `minted`, and the pod proxy answers an
+   * explanation. (Which headers the real proxy passes on is the apiserver's documented
+   * behaviour; what the CLI puts where is what is tested here.)
+   */
+  async function apiserver(pod: k8s.V1Pod): Promise<{ config: k8s.KubeConfig; seen: IncomingMessage[] }> {
+    const seen: IncomingMessage[] = [];
+    const answer = response();
+    server = createServer((req, res) => {
+      seen.push(req);
+      res.setHeader('Content-Type', 'application/json');
+      const url = req.url ?? '';
+      if (url.includes('/leases/'))
+        return void res.end(JSON.stringify({ spec: { holderIdentity: pod.metadata?.name } }));
+      if (url.endsWith('/serviceaccounts/npu-fault-explain/token'))
+        return void res.end(JSON.stringify({ status: { token: 'minted-explain-token' } }));
+      if (url.includes('/proxy/')) return void res.end(JSON.stringify(answer));
+      if (url.includes('/pods/')) return void res.end(JSON.stringify(pod));
+      res.statusCode = 404;
+      res.end('{}');
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const config = new k8s.KubeConfig();
+    config.loadFromOptions({
+      clusters: [
+        {
+          name: 'c',
+          server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+          skipTLSVerify: true,
+        },
+      ],
+      users: [{ name: 'u', token: OPERATOR.slice('Bearer '.length) }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    return { config, seen };
+  }
+
+  const controllerPod = (over: Partial<k8s.V1Pod> = {}): k8s.V1Pod => ({
+    metadata: {
+      name: 'npu-fault-controller-abc',
+      labels: { 'app.kubernetes.io/name': 'npu-fault-controller' },
+    },
+    spec: { serviceAccountName: 'npu-fault-controller', containers: [] },
+    ...over,
+  });
+
+  it('sends the pod only a minted explain token; the operator credential goes to the apiserver alone', async () => {
+    const { config, seen } = await apiserver(controllerPod());
+    const got = await proxySource(config, 'ai-infra').get('gpu-node-1', 'gpu0');
+    expect(got.identity).toBe('controller-0');
+    const proxied = seen.filter((r) => r.url?.includes('/proxy/'));
+    expect(proxied).toHaveLength(1);
+    // client-node escapes the path parameter; the apiserver routes on the decoded path.
+    expect(decodeURIComponent(proxied[0]!.url!)).toBe(
+      '/api/v1/namespaces/ai-infra/pods/npu-fault-controller-abc:8080/proxy/v1/explain/gpu-node-1/gpu0',
+    );
+    // Authorization is the apiserver's to read and is not passed on by its proxy; the header the
+    // pod sees carries the minted token, never the operator's.
+    expect(proxied[0]!.headers['x-npu-fault-authorization']).toBe('Bearer minted-explain-token');
+    for (const req of seen)
+      for (const [name, value] of Object.entries(req.headers))
+        if (name !== 'authorization') expect(String(value)).not.toContain('operator-cluster-admin-token');
+    const mint = seen.find((r) => r.url?.endsWith('/token'));
+    expect(mint?.method).toBe('POST');
+  });
+
+  it.each([
+    [
+      'another ServiceAccount',
+      controllerPod({ spec: { serviceAccountName: 'tenant', containers: [] } }),
+      'ServiceAccount tenant',
+    ],
+    [
+      'no controller label',
+      controllerPod({ metadata: { name: 'npu-fault-controller-abc', labels: {} } }),
+      'label',
+    ],
+  ])('refuses to send a token to a Lease holder with %s, and mints none', async (_what, pod, reason) => {
+    const { config, seen } = await apiserver(pod);
+    await expect(proxySource(config, 'ai-infra').get('gpu-node-1', undefined)).rejects.toThrow(
+      new RegExp(`names pod npu-fault-controller-abc, which is not a controller \\(.*${reason}`),
+    );
+    expect(seen.filter((r) => r.url?.includes('/token') || r.url?.includes('/proxy/'))).toEqual([]);
+  });
+
+  it('takes a pod of the controller ServiceAccount and label, not one being deleted', () => {
+    expect(notAController(controllerPod())).toBeUndefined();
+    expect(
+      notAController(
+        controllerPod({
+          metadata: {
+            name: 'x',
+            labels: { 'app.kubernetes.io/name': 'npu-fault-controller' },
+            deletionTimestamp: new Date(),
+          },
+        }),
+      ),
+    ).toBe('it is being deleted');
   });
 });

@@ -4,19 +4,28 @@
  * controller replica's read-only `GET /v1/explain/…` (controller/explain), since the
  * published ConfigMap does not carry the engine's internals.
  *
- * Two ways to reach it, both with the kubeconfig user's own bearer token, which the
- * controller checks (TokenReview) and authorises (SubjectAccessReview: `get` on
- * explanations.npu-fault.io in its namespace, the npu-fault-operator Role):
+ * The kubeconfig's credentials go to the apiserver and nowhere else. The CLI asks the
+ * apiserver for a 10-minute token of the ServiceAccount `npu-fault-explain` with the audience
+ * `npu-fault-explain` (TokenRequest: the operator's RBAC, `create serviceaccounts/token` on that
+ * name, is what authorises explain), and sends that token to the controller, which takes no
+ * other. Two ways to reach it:
  * - `--controller-url URL`: straight to a replica (a port-forward, or inside the cluster);
  * - otherwise the leader named by the Lease <namespace>/npu-fault-controller, through the
- *   apiserver's pod proxy. The proxy does not forward the caller's Authorization header to
- *   the pod, so the token is repeated in `X-Npu-Fault-Authorization`, which the endpoint
- *   reads first.
+ *   apiserver's pod proxy, once the pod is checked to be a controller (its ServiceAccount and
+ *   label). The proxy does not forward the Authorization header (which carries the operator's
+ *   credential for the apiserver) to the pod; the explain token travels in
+ *   `X-Npu-Fault-Authorization`.
  *
  * Exit 0 explained, 1 refused / not found / unreachable (one line), 2 bad usage.
  */
 import * as k8s from '@kubernetes/client-node';
-import { EXPLAIN_PATH, EXPLAIN_TOKEN_HEADER, type ExplainResponse } from '../controller/explain/index.js';
+import {
+  EXPLAIN_PATH,
+  EXPLAIN_SERVICE_ACCOUNT,
+  EXPLAIN_TOKEN_AUDIENCE,
+  EXPLAIN_TOKEN_HEADER,
+  type ExplainResponse,
+} from '../controller/explain/index.js';
 import type { DeviceExplanation, ExplainedTimer, NodeExplanation } from '../core/engine/index.js';
 import { describeError, K8sApiError, readResponseText } from '../platform/index.js';
 
@@ -57,11 +66,13 @@ smoothing window, the timers running (healthy → degraded, degraded → failed,
 agent-unreachable deadline) and when they fire, and latched reasons with the command that
 clears them.
 
-Without --controller-url it asks the leader (the Lease ${CONTROLLER_LEASE} in --namespace)
-through the API server's pod proxy, sending your token in the header ${EXPLAIN_TOKEN_HEADER}
-(the proxy does not pass Authorization on). Needs get on explanations.npu-fault.io, get on
-the Lease and get on pods/proxy in that namespace: the npu-fault-operator Role in
-k8s/operator/rbac.yaml. With --controller-url only the first is needed.`,
+Your kubeconfig's credentials are sent only to the API server: the command asks it for a
+10-minute token of the ServiceAccount ${EXPLAIN_SERVICE_ACCOUNT} (audience ${EXPLAIN_TOKEN_AUDIENCE}), which
+is all the controller sees. Without --controller-url it asks the leader (the Lease
+${CONTROLLER_LEASE} in --namespace) through the API server's pod proxy, after checking that
+the pod is a controller. Needs create on serviceaccounts/token for ${EXPLAIN_SERVICE_ACCOUNT}, and
+without --controller-url get on the Lease, get on pods and get on pods/proxy in that
+namespace: the npu-fault-operator Role in k8s/operator/rbac.yaml.`,
   options: {
     ...KUBE_OPTIONS,
     'controller-url': {
@@ -169,11 +180,9 @@ export function describeAnswer(status: number, body: string, who: string): strin
           : status === 503
             ? 'unavailable'
             : `HTTP ${status}`;
-  const hint =
-    status === 403 ? " (needs 'get' on explanations.npu-fault.io: the npu-fault-operator Role)" : '';
   // eslint-disable-next-line no-control-regex
   const line = (message ?? body.split('\n', 1)[0] ?? '').replace(/[\u0000-\u001f\u007f]/g, ' ').slice(0, 300);
-  return `${who} answered ${what}: ${line}${hint}`;
+  return `${who} answered ${what}: ${line}`;
 }
 
 /** Parses a 200 answer, or says what is wrong with it. */
@@ -187,16 +196,61 @@ function parseResponse(body: string, who: string): ExplainResponse {
   throw new ExplainError(`${who} sent an answer that is not an explanation`);
 }
 
-/** The kubeconfig user's Authorization header value (token, token file or exec plug-in). */
-export async function kubeAuthorization(kubeConfig: k8s.KubeConfig): Promise<string> {
-  const options: { headers: Record<string, string> } = { headers: {} };
-  await kubeConfig.applyToHTTPSOptions(options);
-  const value = options.headers.Authorization ?? options.headers.authorization;
-  if (value === undefined || !/^Bearer\s+\S/.test(value))
+/** How long a minted explain token lives (TokenRequest's minimum). */
+export const EXPLAIN_TOKEN_SECONDS = 600;
+
+/**
+ * `Bearer <token>` for a token of the explain ServiceAccount in `namespace`, minted by the
+ * apiserver (TokenRequest) with the operator's own credentials, which go nowhere else.
+ */
+export async function mintExplainToken(kubeConfig: k8s.KubeConfig, namespace: string): Promise<string> {
+  const core = kubeConfig.makeApiClient(k8s.CoreV1Api);
+  let token: string | undefined;
+  try {
+    const request = await core.createNamespacedServiceAccountToken({
+      name: EXPLAIN_SERVICE_ACCOUNT,
+      namespace,
+      body: {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { audiences: [EXPLAIN_TOKEN_AUDIENCE], expirationSeconds: EXPLAIN_TOKEN_SECONDS },
+      },
+    });
+    token = request.status?.token;
+  } catch (error) {
+    if (K8sApiError.from(error)?.apiStatus === 404)
+      throw new ExplainError(
+        `no ServiceAccount ${namespace}/${EXPLAIN_SERVICE_ACCOUNT}: is npu-fault installed in namespace ${namespace}?`,
+      );
     throw new ExplainError(
-      'the kubeconfig user has no bearer token (the controller authenticates with tokens, not client certificates)',
+      describeKubeFailure(
+        error,
+        { verb: 'create', resource: 'serviceaccounts/token', name: EXPLAIN_SERVICE_ACCOUNT, namespace },
+        kubeConfig.getCurrentCluster()?.server,
+      ),
     );
-  return value;
+  }
+  if (!token) throw new ExplainError('the API server answered the token request without a token');
+  return `Bearer ${token}`;
+}
+
+/** The controller's ServiceAccount and pod label (k8s/controller/deployment.yaml). */
+const CONTROLLER_SERVICE_ACCOUNT = 'npu-fault-controller';
+const CONTROLLER_NAME_LABEL = 'app.kubernetes.io/name';
+
+/**
+ * Why `pod` is not a controller replica to trust with the explain token, or undefined when it
+ * is one: anyone who can write the Lease could otherwise name a pod of their own.
+ */
+export function notAController(pod: k8s.V1Pod): string | undefined {
+  const account = pod.spec?.serviceAccountName ?? 'default';
+  if (account !== CONTROLLER_SERVICE_ACCOUNT)
+    return `it runs as ServiceAccount ${account}, not ${CONTROLLER_SERVICE_ACCOUNT}`;
+  const label = pod.metadata?.labels?.[CONTROLLER_NAME_LABEL];
+  if (label !== CONTROLLER_SERVICE_ACCOUNT)
+    return `its label ${CONTROLLER_NAME_LABEL} is ${JSON.stringify(label ?? null)}, not ${CONTROLLER_SERVICE_ACCOUNT}`;
+  if (pod.metadata?.deletionTimestamp) return 'it is being deleted';
+  return undefined;
 }
 
 /** Straight to a replica at `url`. */
@@ -236,7 +290,6 @@ export function proxySource(kubeConfig: k8s.KubeConfig, namespace: string): Expl
   return {
     describe: () => (pod === undefined ? `the leader in ${namespace}` : `pod ${namespace}/${pod}`),
     async get(node, device) {
-      const auth = await kubeAuthorization(kubeConfig);
       const leaseAttempt = { verb: 'get', resource: 'leases', name: CONTROLLER_LEASE, namespace };
       let holder: string | undefined;
       try {
@@ -255,6 +308,20 @@ export function proxySource(kubeConfig: k8s.KubeConfig, namespace: string): Expl
         );
       pod = holder;
       const who = `the leader (pod ${namespace}/${holder})`;
+      let target: k8s.V1Pod;
+      try {
+        target = await core.readNamespacedPod({ name: holder, namespace });
+      } catch (error) {
+        throw new ExplainError(
+          describeKubeFailure(error, { verb: 'get', resource: 'pods', name: holder, namespace }, server),
+        );
+      }
+      const wrong = notAController(target);
+      if (wrong !== undefined)
+        throw new ExplainError(
+          `the Lease ${namespace}/${CONTROLLER_LEASE} names pod ${holder}, which is not a controller (${wrong}): refusing to send it a token`,
+        );
+      const auth = await mintExplainToken(kubeConfig, namespace);
       const path = explainPath(node, device).slice(1);
       const header: k8s.ObservableMiddleware = {
         pre: (request) => {
@@ -392,6 +459,6 @@ export const explain: Subcommand = async (args: string[], io: CliIO): Promise<nu
   const source =
     options.controllerUrl === undefined
       ? proxySource(kubeConfig, options.namespace)
-      : urlSource(options.controllerUrl, () => kubeAuthorization(kubeConfig));
+      : urlSource(options.controllerUrl, () => mintExplainToken(kubeConfig, options.namespace));
   return await runExplain(options, { source, io });
 };

@@ -23,7 +23,8 @@ export const FUNCTION = componentSpec(
 batch, or a CloudEvent) with a pod-bound token; it checks the token (TokenReview, bound to the
 snapshot's node), validates, and sends every observation to every ready controller replica,
 answering with the leader's answer once the leader accepted it (503 + Retry-After otherwise).
-/healthz, /readyz and /metrics are on the same port.
+/healthz, /readyz and /metrics are on the same port. Snapshots of the simulated collector
+("sim", \`npu-fault agent --collector sim\`) are refused (422) unless --allow-simulated-collectors.
 
 Locally, with two controllers running:
   npx npu-fault function --kubeconfig <file> --listen 127.0.0.1:8090 --controllers c1=http://127.0.0.1:8080,c2=http://127.0.0.1:8081`,

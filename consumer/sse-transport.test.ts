@@ -167,9 +167,12 @@ describe('sse parser and url', () => {
     expect(messages).toEqual([{ retry: 3000 }, { id: '5', event: 'fault', data: 'a\nb' }, { comment: true }]);
   });
 
-  it('defaults to $NODE_IP:8081 and says when it cannot', () => {
-    expect(agentUrl({ env: { NODE_IP: '10.1.2.3' } })).toBe('http://10.1.2.3:8081');
-    expect(agentUrl({ env: { NODE_IP: 'fd00::1' } })).toBe('http://[fd00::1]:8081');
-    expect(() => agentUrl({ env: {} })).toThrow(/sse url: not given and \$NODE_IP is unset/);
+  it("defaults to the agent's node-local Service, $NPU_FAULT_AGENT_URL overriding it, and refuses a non-URL", () => {
+    expect(agentUrl({ env: {} })).toBe('http://npu-fault-agent.npu-fault-agent.svc:8081');
+    expect(agentUrl({ env: { NPU_FAULT_AGENT_URL: 'http://10.1.2.3:8081/' } })).toBe('http://10.1.2.3:8081');
+    expect(agentUrl({ url: 'http://[fd00::1]:8081', env: {} })).toBe('http://[fd00::1]:8081');
+    expect(() => agentUrl({ env: { NPU_FAULT_AGENT_URL: '10.1.2.3' } })).toThrow(
+      /sse url: expected http\(s\)/,
+    );
   });
 });

@@ -14,10 +14,18 @@ import { FollowError, type ConsumerClock } from './types.js';
 
 export const FAULT_STREAM_PATH = '/v1/fault/stream';
 export const AGENT_LOCAL_PORT = 8081;
+/**
+ * The agent's node-local Service (k8s/agent/service.yaml, `internalTrafficPolicy: Local`): from
+ * a pod it reaches the agent on the pod's own node, with no host port open.
+ */
+export const AGENT_SERVICE_URL = `http://npu-fault-agent.npu-fault-agent.svc:${AGENT_LOCAL_PORT}`;
 
 /** Where the agent is and how to reconnect. */
 export interface SseTransportOptions {
-  /** The agent's base URL (default `http://$NODE_IP:8081`). */
+  /**
+   * The agent's base URL (default `$NPU_FAULT_AGENT_URL`, else AGENT_SERVICE_URL; `http://$NODE_IP:8081`
+   * needs the agent's host port, k8s/agent/host-port).
+   */
   url?: string;
   /** First reconnect delay before the server suggests one, ms (default 500). */
   initialBackoffMs?: number;
@@ -72,12 +80,15 @@ function parseBlock(block: string): SseMessage {
   return message;
 }
 
-/** The agent's base URL from the options or `$NODE_IP`. */
+/** The agent's base URL: the options', else `$NPU_FAULT_AGENT_URL`, else the node-local Service. */
 export function agentUrl(options: SseTransportOptions): string {
-  if (options.url) return options.url.replace(/\/+$/, '');
-  const ip = (options.env ?? process.env).NODE_IP;
-  if (!ip) throw new FollowError('config', 'sse url: not given and $NODE_IP is unset');
-  return `http://${ip.includes(':') ? `[${ip}]` : ip}:${AGENT_LOCAL_PORT}`;
+  const url = options.url ?? (options.env ?? process.env).NPU_FAULT_AGENT_URL ?? AGENT_SERVICE_URL;
+  if (!/^https?:\/\/[^/]+/.test(url))
+    throw new FollowError(
+      'config',
+      `sse url: expected http(s)://host[:port], got ${JSON.stringify(url.slice(0, 100))}`,
+    );
+  return url.replace(/\/+$/, '');
 }
 
 /** Follows the agent's stream. */

@@ -27,7 +27,13 @@ import {
   type Registry,
   type Runnable,
 } from '../platform/index.js';
-import { createTokenReviewer, kubeTokenReview } from '../platform/k8s/index.js';
+import {
+  createLocalTokenCheck,
+  createTokenReviewMetrics,
+  createTokenReviewer,
+  kubeIssuerKeys,
+  kubeTokenReview,
+} from '../platform/k8s/index.js';
 import type { ControllerConfig } from './config.js';
 import { EngineHost, type ObservationJournal } from './engine-host.js';
 import {
@@ -47,7 +53,7 @@ import {
   decodeLatched,
   type EventRecorder,
 } from './node-status/index.js';
-import { createExplainApp, kubeAccessReview, withExplain } from './explain/index.js';
+import { EXPLAIN_TOKEN_AUDIENCE, createExplainApp, explainUser, withExplain } from './explain/index.js';
 import { createObservationsApp } from './observations/index.js';
 import {
   createKubePodClient,
@@ -361,18 +367,45 @@ export function createController(deps: ControllerDeps): Controller {
   };
 
   const tokenReview = kubeTokenReview(kubeConfig.makeApiClient(k8s.AuthenticationV1Api));
-  // The ingest function's token must carry the controllers' own audience (--auth-audiences).
+  const issuerKeys = kubeIssuerKeys(kubeConfig);
+  const observationUsers =
+    config.auth.allowedUsers.length > 0
+      ? config.auth.allowedUsers
+      : [`system:serviceaccount:${config.namespace}:npu-fault-function`];
+  // The ingest function's token must carry the controllers' own audience (--auth-audiences);
+  // one that cannot (garbage, another account or audience) is refused before any review.
+  const reviewMetrics = createTokenReviewMetrics(registry, () => reviewer, 'controller');
   const reviewer = createTokenReviewer({
     review: tokenReview,
     clock,
     ttlMs: config.auth.cacheSeconds * 1000,
-    ...(config.auth.audiences.length > 0 ? { audiences: config.auth.audiences } : {}),
+    audiences: config.auth.audiences,
+    onOutcome: reviewMetrics.onOutcome,
+    localCheck: createLocalTokenCheck({
+      fetchKeys: issuerKeys,
+      audiences: config.auth.audiences,
+      subjects: observationUsers,
+      clock,
+      onKeysRead: reviewMetrics.onKeysRead,
+    }),
   });
-  // explain's callers are people, with tokens for the apiserver: a reviewer of its own.
+  // explain's callers send a token `npu-fault explain` minted for the explain ServiceAccount.
+  const explainMetrics = createTokenReviewMetrics(registry, () => explainReviewer, 'controller_explain');
   const explainReviewer = createTokenReviewer({
     review: tokenReview,
     clock,
     ttlMs: config.auth.cacheSeconds * 1000,
+    audiences: [EXPLAIN_TOKEN_AUDIENCE],
+    maxConcurrent: 4,
+    maxQueued: 16,
+    onOutcome: explainMetrics.onOutcome,
+    localCheck: createLocalTokenCheck({
+      fetchKeys: issuerKeys,
+      audiences: [EXPLAIN_TOKEN_AUDIENCE],
+      subjects: [explainUser(config.namespace)],
+      clock,
+      onKeysRead: explainMetrics.onKeysRead,
+    }),
   });
   const observations = createObservationsApp(
     {
@@ -390,13 +423,8 @@ export function createController(deps: ControllerDeps): Controller {
       log,
       registry,
     },
-    {
-      // By default the ingest function's ServiceAccount in this controller's namespace.
-      allowedUsers:
-        config.auth.allowedUsers.length > 0
-          ? config.auth.allowedUsers
-          : [`system:serviceaccount:${config.namespace}:npu-fault-function`],
-    },
+    // By default the ingest function's ServiceAccount in this controller's namespace.
+    { allowedUsers: observationUsers },
   );
 
   const ready = {
@@ -419,11 +447,14 @@ export function createController(deps: ControllerDeps): Controller {
     log,
     // A function sends its micro-batches whole in milliseconds: 10 s is a body that is not coming.
     limits: { maxConnections: config.maxConnections, requestTimeoutMs: 10_000 },
-    // GET /v1/explain (npu-fault explain) shares the port; authorised by SubjectAccessReview.
+    // Optional TLS on the function-to-controller hop (k8s/controller/tls).
+    ...(config.tls.certFile && config.tls.keyFile
+      ? { tls: { certFile: config.tls.certFile, keyFile: config.tls.keyFile } }
+      : {}),
+    // GET /v1/explain (npu-fault explain) shares the port; only the explain ServiceAccount's tokens.
     handler: withExplain(
       createExplainApp({
         authenticate: explainReviewer.authenticate,
-        authorize: kubeAccessReview(kubeConfig.makeApiClient(k8s.AuthorizationV1Api)),
         explain: (node, device, now) => (seeded ? engine.explain(node, device, now) : undefined),
         leadership: () => session?.leadership() ?? { leading: false },
         identity,

@@ -41,6 +41,21 @@ export const controllerConfigSchema = z.strictObject({
     .positive()
     .default(1024)
     .describe('most connections open at once on the observations port; more are closed'),
+  tls: z
+    .strictObject({
+      certFile: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'serve the observations port over HTTPS with this PEM certificate (a mounted Secret, e.g. from cert-manager; re-read every minute)',
+        ),
+      keyFile: z.string().min(1).optional().describe("the certificate's PEM private key"),
+    })
+    .refine((tls) => (tls.certFile === undefined) === (tls.keyFile === undefined), {
+      message: 'certFile and keyFile go together',
+      path: ['keyFile'],
+    }),
   metricsListen: listenAddressSchema.prefault(':9090').describe('/metrics, /healthz and /readyz'),
   logLevel: logLevelSchema.default('info').describe('log level'),
   rules: z

@@ -53,6 +53,12 @@ export const functionConfigSchema = z.strictObject({
     .positive()
     .default(15)
     .describe('on SIGTERM, how long requests in flight may take'),
+  allowSimulatedCollectors: z
+    .boolean()
+    .default(false)
+    .describe(
+      'accept snapshots of the simulated collector (collector "sim": demos and tests); off, they are refused with 422',
+    ),
   auth: z.strictObject({
     allowedUsers: z
       .array(z.string().min(1))

@@ -16,11 +16,14 @@ import {
 } from '../platform/index.js';
 import {
   createKubeListWatchClient,
+  createLocalTokenCheck,
+  createTokenReviewMetrics,
   createTokenReviewer,
+  kubeIssuerKeys,
   kubeTokenReview,
   type TokenReviewer,
 } from '../platform/k8s/index.js';
-import { createFunctionApp, createTokenReviewMetrics, agentUser } from './app/index.js';
+import { createFunctionApp, agentUser } from './app/index.js';
 import type { FunctionConfig } from './config.js';
 import {
   createEndpointSliceReplicaSource,
@@ -57,19 +60,23 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
   const replicas =
     config.controllers.length > 0
       ? createStaticReplicaSource(parseControllers(config.controllers.join(',')))
-      : createEndpointSliceReplicaSource({
-          client: createKubeListWatchClient(
-            kubeConfig,
-            endpointSlicesCollection(
-              kubeConfig.makeApiClient(k8s.DiscoveryV1Api),
-              config.namespace,
-              config.controllerService,
+      : createEndpointSliceReplicaSource(
+          {
+            client: createKubeListWatchClient(
+              kubeConfig,
+              endpointSlicesCollection(
+                kubeConfig.makeApiClient(k8s.DiscoveryV1Api),
+                config.namespace,
+                config.controllerService,
+              ),
             ),
-          ),
-          clock,
-          log: log.child({ part: 'endpointslices' }),
-          registry,
-        });
+            clock,
+            log: log.child({ part: 'endpointslices' }),
+            registry,
+          },
+          // With appProtocol https on the Service's port, the replicas' certificate is the Service's.
+          { serverName: `${config.controllerService}.${config.namespace}.svc` },
+        );
   // Out of a cluster with a static list the Lease is still the authority on who leads, when
   // it can be read; answers of the replicas fill in otherwise (forwarder.ts "Who leads").
   const lease = createLeaseLeaderSource({
@@ -100,8 +107,13 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
       maxQueuedBatches: config.forward.maxQueuedBatches,
     },
   );
-  // A flood of unknown tokens costs the apiserver at most maxConcurrentReviews requests at a
-  // time (platform/k8s/token-review.ts); the gauges read the reviewer at scrape time.
+  const allowedUsers =
+    config.auth.allowedUsers.length > 0 ? config.auth.allowedUsers : [agentUser(config.namespace)];
+  // A token not cached is first checked against the apiserver's published keys: garbage,
+  // another audience or account, or a token bound to no node is refused without a review, so
+  // a flood of them never takes a review an agent needs (platform/k8s/local-token-check.ts).
+  // Those that pass cost the apiserver at most maxConcurrentReviews requests at a time.
+  const reviewMetrics = createTokenReviewMetrics(registry, () => reviewer, 'function');
   const reviewer: TokenReviewer = createTokenReviewer({
     review: kubeTokenReview(kubeConfig.makeApiClient(k8s.AuthenticationV1Api)),
     clock,
@@ -109,17 +121,25 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
     audiences: config.auth.audiences,
     maxConcurrent: config.auth.maxConcurrentReviews,
     maxQueued: config.auth.maxQueuedReviews,
-    onOutcome: createTokenReviewMetrics(registry, () => reviewer),
+    onOutcome: reviewMetrics.onOutcome,
+    localCheck: createLocalTokenCheck({
+      fetchKeys: kubeIssuerKeys(kubeConfig),
+      audiences: config.auth.audiences,
+      subjects: allowedUsers,
+      requireNode: true,
+      clock,
+      onKeysRead: reviewMetrics.onKeysRead,
+    }),
   });
   const handler = createFunctionApp(
     { authenticate: reviewer.authenticate, forwarder, clock, log, registry },
     {
-      allowedUsers:
-        config.auth.allowedUsers.length > 0 ? config.auth.allowedUsers : [agentUser(config.namespace)],
+      allowedUsers,
       agentNamespace: config.namespace,
       maxBatch: config.limits.maxBatch,
       maxBodyBytes: config.limits.maxBodyBytes,
       maxDevicesPerNode: config.limits.maxDevicesPerNode,
+      allowSimulatedCollectors: config.allowSimulatedCollectors,
     },
   );
   const server = createHttpServer({

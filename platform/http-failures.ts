@@ -78,8 +78,36 @@ function firstLine(text: string): string {
   return (text.split('\n', 1)[0] ?? '').trim();
 }
 
+/** Least time between two warn lines of one code from one logger (a flood is counted, not logged). */
+export const UNAVAILABLE_LOG_INTERVAL_MS = 10_000;
+
+/** Per logger and code: when the last warn line went, and how many were held back since. */
+const unavailableLogged = new WeakMap<Logger, Map<string, { at: number; suppressed: number }>>();
+
 /**
- * Logs and answers a failure: 500s at error, 503s at warn, the rest at debug (with the
+ * Whether a 503 of `code` is logged now, and how many were held back before it: at most one
+ * line per UNAVAILABLE_LOG_INTERVAL_MS per code, so a flood of `token_review_busy` answers
+ * (each counted by the component's metrics) cannot make logging the bottleneck.
+ */
+export function unavailableLogTurn(
+  log: Logger,
+  code: string,
+  now: number,
+): { log: boolean; suppressed: number } {
+  let codes = unavailableLogged.get(log);
+  if (!codes) unavailableLogged.set(log, (codes = new Map()));
+  const last = codes.get(code);
+  if (last && now - last.at < UNAVAILABLE_LOG_INTERVAL_MS) {
+    last.suppressed++;
+    return { log: false, suppressed: 0 };
+  }
+  codes.set(code, { at: now, suppressed: 0 });
+  return { log: true, suppressed: last?.suppressed ?? 0 };
+}
+
+/**
+ * Logs and answers a failure: 500s at error, 503s at warn (one line per code per 10 s, with
+ * the number held back), the rest at debug (with the
  * TokenReview detail, never in the answer). The body is `{"error": {"code", "message"}}`;
  * 401 carries WWW-Authenticate, 503 Retry-After, 405 Allow. A response already under way is
  * cut instead.
@@ -91,8 +119,14 @@ export function sendHttpFailure(
 ): void {
   const { log, what, error } = context;
   if (failure.status === 500) log.error({ err: error }, `${what} request failed`);
-  else if (failure.status === 503) log.warn({ err: error }, `${what} request refused: unavailable`);
-  else
+  else if (failure.status === 503) {
+    const turn = unavailableLogTurn(log, failure.code, performance.now());
+    if (turn.log)
+      log.warn(
+        { err: error, code: failure.code, ...(turn.suppressed > 0 ? { suppressed: turn.suppressed } : {}) },
+        `${what} request refused: unavailable`,
+      );
+  } else
     log.debug(
       { code: failure.code, status: failure.status, detail: errorDetail(error) },
       `${what} request refused`,

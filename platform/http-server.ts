@@ -21,7 +21,7 @@
  * the response.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { nodeHttp } from './node-http.js';
+import { nodeHttp, nodeHttps } from './node-http.js';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import { z } from 'zod';
@@ -30,6 +30,7 @@ import { describeError, toHttpResponse } from './errors.js';
 import { LinkedSet } from './linked-set.js';
 import type { Logger } from './logger.js';
 import type { Runnable } from './runnable.js';
+import { readTlsPair, watchTlsPair, type TlsFiles } from './tls-files.js';
 
 /** Ready when it returns `true`; `false` or a string (the reason) means not ready; a throw too. */
 export type ReadyCheck = () => boolean | string | Promise<boolean | string>;
@@ -85,6 +86,8 @@ export interface HttpServerOptions {
   readyCheckTimeoutMs?: number;
   /** Overrides of DEFAULT_LISTENER_LIMITS. */
   limits?: Partial<ListenerLimits>;
+  /** Serve HTTPS with this certificate and key, re-read as they are renewed (tls-files.ts). */
+  tls?: TlsFiles;
   clock?: Clock;
 }
 
@@ -158,14 +161,39 @@ class ComponentServer implements HttpServer {
       return;
     }
     const limits = listenerLimits(this.#options.limits);
-    const server = nodeHttp.createServer(
-      {
-        maxHeaderSize: limits.maxHeaderBytes,
-        // How often Node checks the two timeouts (its default, 30 s, would let them run late by that).
-        connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
-      },
-      (req, res) => this.#onRequest(req, res),
-    );
+    const serverOptions = {
+      maxHeaderSize: limits.maxHeaderBytes,
+      // How often Node checks the two timeouts (its default, 30 s, would let them run late by that).
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+    };
+    const onRequest = (req: IncomingMessage, res: ServerResponse): void => this.#onRequest(req, res);
+    let stopWatching = (): void => undefined;
+    let server: Server;
+    const tls = this.#options.tls;
+    if (tls) {
+      let pair;
+      try {
+        pair = readTlsPair(tls);
+      } catch (error) {
+        this.#rejectListening(error);
+        throw error;
+      }
+      const secure = nodeHttps.createServer({ ...serverOptions, ...pair, minVersion: 'TLSv1.2' }, onRequest);
+      // A handshake that fails (a plain-HTTP client, a client that distrusts us) is the client's
+      // problem: counted by the client, logged here at debug only (it can come in floods).
+      secure.on('tlsClientError', (error) => this.#log.debug({ err: error }, 'TLS handshake failed'));
+      stopWatching = watchTlsPair(
+        tls,
+        pair,
+        this.#clock,
+        (next) => {
+          secure.setSecureContext({ ...next, minVersion: 'TLSv1.2' });
+          this.#log.info({ certFile: tls.certFile }, 'TLS certificate reloaded');
+        },
+        (error) => this.#log.warn({ err: error }, 'TLS certificate not reloaded; the previous one stays'),
+      );
+      server = secure;
+    } else server = nodeHttp.createServer(serverOptions, onRequest);
     server.headersTimeout = limits.headersTimeoutMs;
     server.requestTimeout = limits.requestTimeoutMs;
     server.keepAliveTimeout = limits.keepAliveTimeoutMs;
@@ -174,6 +202,7 @@ class ComponentServer implements HttpServer {
     try {
       await listen(server, this.#options.host, this.#options.port);
     } catch (error) {
+      stopWatching();
       this.#rejectListening(error);
       throw error;
     }
@@ -185,6 +214,7 @@ class ComponentServer implements HttpServer {
       server.once('error', (error) => resolve(void (failure = error))),
     );
     await Promise.race([aborted(signal), failed]);
+    stopWatching();
     await this.#stop(server);
     if (failure) throw failure;
   }

@@ -123,6 +123,8 @@ describe('a failing tool reads as one, through a real function and controller', 
         `--namespace=${ns.name}`,
         `--token-file=${await functionTokenFile(ns, dir)}`,
         `--controllers=${replica}`,
+        // The agents below are simulated: their snapshots are refused without this.
+        '--allow-simulated-collectors',
       ],
     });
     processes.push(function_);

@@ -1,10 +1,11 @@
 /**
  * The node agent's manifests (k8s/agent/) against the real apiserver: they render with
  * `kubectl kustomize`, pass a server-side dry run, and are what the issue asks of them (a
- * privileged hostPID DaemonSet on accelerator nodes only, tolerating every taint, hostPort
- * 8081, requests 64Mi/100m and limits 128Mi/200m, a projected token with audience npu-fault
- * and no API token); the ServiceAccount is granted nothing anywhere in k8s/, which the
- * apiserver's authorizer confirms once all of k8s/'s RBAC is applied.
+ * privileged hostPID DaemonSet on accelerator nodes only, in a namespace of its own, tolerating
+ * every taint, port 8081 with a host port only through the opt-in component host-port/,
+ * requests 64Mi/100m and limits 128Mi/200m, a projected token with audience npu-fault and no
+ * API token, the drivers' libraries for the tools only); the ServiceAccount is granted nothing
+ * anywhere in k8s/, which the apiserver's authorizer confirms once all of k8s/'s RBAC is applied.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
@@ -14,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
 import { binDir, createTestNamespace, type TestNamespace } from './setup/cluster.js';
+import { renderManifests, serverDryRun } from './setup/manifests.js';
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -77,9 +79,8 @@ describe('k8s/agent manifests', () => {
     const container = pod?.containers[0];
     expect(container?.args).toEqual(['agent']);
     expect(container?.securityContext?.privileged).toBe(true);
-    expect(container?.ports).toEqual([
-      { name: 'http', containerPort: 8081, hostPort: 8081, protocol: 'TCP' },
-    ]);
+    // No host port by default: pods use the node-local Service (host-port/ adds one).
+    expect(container?.ports).toEqual([{ name: 'http', containerPort: 8081, protocol: 'TCP' }]);
     expect(container?.resources).toEqual({
       requests: { cpu: '100m', memory: '64Mi' },
       limits: { cpu: '200m', memory: '128Mi' },
@@ -88,6 +89,19 @@ describe('k8s/agent manifests', () => {
     expect(env.NPU_FAULT_NODE).toEqual({ fieldRef: { fieldPath: 'spec.nodeName' } });
     expect(env.NPU_FAULT_TOKEN_FILE).toBe('/var/run/secrets/npu-fault/token');
     expect(env.NPU_FAULT_COLLECTOR).toBe('auto');
+    // The drivers' libraries reach the tools only (the agent sets them in the tools' own
+    // LD_LIBRARY_PATH); neither the loader's path nor PATH of the agent leads into a host folder.
+    expect(env.NPU_FAULT_TOOL_LIBRARY_PATH).toMatch(/^\/usr\/local\/Ascend\/driver\/lib64(:\/[^:]+)*$/);
+    expect(Object.keys(env)).not.toContain('LD_LIBRARY_PATH');
+    expect(Object.keys(env)).not.toContain('LD_PRELOAD');
+    expect(Object.keys(env)).not.toContain('PATH');
+    // The Ascend tools by absolute path, each inside a read-only mount of the host's folder.
+    const mounts = container?.volumeMounts ?? [];
+    for (const tool of [env.NPU_FAULT_HDC_COMMAND, env.NPU_FAULT_NPU_SMI_COMMAND]) {
+      expect(tool).toMatch(/^\//);
+      const mount = mounts.find((m) => String(tool).startsWith(`${m.mountPath}/`));
+      expect({ tool, readOnly: mount?.readOnly }).toEqual({ tool, readOnly: true });
+    }
     // The sim collector is never on in the shipped manifests.
     expect(JSON.stringify(daemonSet)).not.toMatch(/sim/i);
   });
@@ -106,9 +120,47 @@ describe('k8s/agent manifests', () => {
     });
   });
 
-  it('the namespace admits a privileged agent', () => {
-    const namespace = all.find((o) => o.kind === 'Namespace');
-    expect(namespace?.metadata?.labels?.['pod-security.kubernetes.io/enforce']).toBe('privileged');
+  it('runs in a namespace of its own, the one that admits a privileged agent', () => {
+    const namespace = daemonSet.metadata?.namespace;
+    expect(namespace).toBe('npu-fault-agent');
+    const object = all.find((o) => o.kind === 'Namespace' && o.metadata?.name === namespace);
+    expect(object?.metadata?.labels?.['pod-security.kubernetes.io/enforce']).toBe('privileged');
+    for (const o of agent) expect(o.metadata?.namespace).toBe(namespace);
+    // Nothing but the agent's own objects there (test/pod-security.test.ts: the rest is `restricted`).
+    const others = all.filter(
+      (o) => o.metadata?.namespace === namespace && o.kind !== 'NetworkPolicy' && o.metadata?.name !== NAME,
+    );
+    expect(others).toEqual([]);
+  });
+
+  it('is the identity the ingest function accepts, in both hostings (the agent’s own namespace, not the function’s)', async () => {
+    const pod = daemonSet.spec?.template.spec;
+    const identity = `system:serviceaccount:${daemonSet.metadata?.namespace}:${pod?.serviceAccountName}`;
+    const knative = await render(join(repoRoot, 'k8s/functions/knative'));
+    const hostings = [
+      (
+        all.find(
+          (o) => o.kind === 'Deployment' && o.metadata?.name === 'npu-fault-function',
+        ) as k8s.V1Deployment
+      )?.spec?.template.spec,
+      (knative.find((o) => o.kind === 'Service') as { spec?: { template?: { spec?: k8s.V1PodSpec } } })?.spec
+        ?.template?.spec,
+    ];
+    for (const spec of hostings) {
+      const env = spec?.containers[0]?.env?.find((e) => e.name === 'NPU_FAULT_AUTH_ALLOWED_USERS');
+      expect(env?.value).toBe(identity);
+    }
+  });
+
+  it('binds hostPort 8081 only with the opt-in component host-port/, which dry-runs', async () => {
+    const withHostPort = await renderManifests(['k8s/agent'], ['k8s/agent/host-port']);
+    const patched = withHostPort.find((o) => o.kind === 'DaemonSet') as k8s.V1DaemonSet;
+    expect(patched.spec?.template.spec?.containers[0]?.ports).toEqual([
+      { name: 'http', containerPort: 8081, hostPort: 8081, protocol: 'TCP' },
+    ]);
+    expect(await serverDryRun([patched], ns.name)).toEqual([
+      'daemonset.apps/npu-fault-agent serverside-applied (server dry run)',
+    ]);
   });
 
   it('passes a server-side dry run', async () => {

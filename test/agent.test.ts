@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,6 +102,9 @@ describe('the node agent pushing through a real function into real controllers',
   let agent: ControllerProcess;
   const dir = mkdtempSync(join(tmpdir(), 'npu-fault-agent-'));
   const tokenFile = join(dir, 'token');
+  // The fault API's own token, asked for even on loopback here so the test drives it with one.
+  const faultToken = randomBytes(24).toString('hex');
+  const faultTokenFile = join(dir, 'fault-token');
   const processes: ControllerProcess[] = [];
 
   let mintToken: () => Promise<string>;
@@ -108,7 +112,7 @@ describe('the node agent pushing through a real function into real controllers',
   const inject = async (fault: Record<string, unknown>): Promise<Response> =>
     fetch(`${agentUrl}/v1/sim/faults`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${faultToken}` },
       body: JSON.stringify(fault),
     });
 
@@ -139,6 +143,7 @@ describe('the node agent pushing through a real function into real controllers',
     const identity = await createAgentIdentity(core, ns.name, node);
     mintToken = () => identity.mintToken();
     writeFileSync(tokenFile, await mintToken(), { mode: 0o600 });
+    writeFileSync(faultTokenFile, faultToken, { mode: 0o600 });
 
     const replicas: string[] = [];
     for (const identity of ['replica-1', 'replica-2']) {
@@ -162,6 +167,8 @@ describe('the node agent pushing through a real function into real controllers',
         `--namespace=${ns.name}`,
         `--token-file=${await functionTokenFile(ns, dir)}`,
         `--controllers=${replicas.join(',')}`,
+        // The agent below is simulated: its snapshots are refused without this.
+        '--allow-simulated-collectors',
       ],
     });
     processes.push(function_);
@@ -173,6 +180,7 @@ describe('the node agent pushing through a real function into real controllers',
         '--collector=sim',
         '--sim-enabled',
         '--sim-kind=910B',
+        `--sim-fault-token-file=${faultTokenFile}`,
         `--node=${node}`,
         `--function-url=${functionUrl}`,
         `--token-file=${tokenFile}`,
@@ -215,6 +223,16 @@ describe('the node agent pushing through a real function into real controllers',
     } finally {
       stream.close();
     }
+  });
+
+  it('refuses a fault without the fault token (401), injecting nothing', async () => {
+    const response = await fetch(`${agentUrl}/v1/sim/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'offline', device: 'npu0' }),
+    });
+    expect(response.status).toBe(401);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('missing_token');
   });
 
   it('refuses a fault for a device the node lacks, naming the field', async () => {

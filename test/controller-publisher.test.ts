@@ -28,7 +28,7 @@ import {
 import { createEngine } from '../core/engine/index.js';
 import { generateTrace, roundRobinFleet, type Fault } from '../core/sim/index.js';
 import { Registry, createLogger, systemClock, type Logger } from '../platform/index.js';
-import { controllerAccess, type ControllerAccess } from './setup/controller-rbac.js';
+import { allowMirrorsIn, controllerAccess, type ControllerAccess } from './setup/controller-rbac.js';
 import { createTestNamespace, watchUntil, type TestNamespace } from './setup/cluster.js';
 
 const MIRROR_LABEL = 'npu-fault.io/status-mirror';
@@ -549,6 +549,8 @@ describe('status publisher on the real control plane, under the shipped RBAC', (
     if (!labelled || !unlabelled || !foreign) throw new Error('namespaces not created');
     extraNamespaces.push(labelled, unlabelled, foreign);
     const ours = new Set([labelled.name, unlabelled.name, foreign.name]);
+    // Each opted in as an operator does (test/controller-privilege.test.ts covers one that is not).
+    for (const name of ours) await allowMirrorsIn(ns, name);
     const foreignMap = await core.createNamespacedConfigMap({
       namespace: foreign.name,
       body: {

@@ -23,7 +23,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { controllerAccess, type ControllerAccess, functionCallerToken } from './setup/controller-rbac.js';
+import {
+  allowMirrorsIn,
+  controllerAccess,
+  type ControllerAccess,
+  functionCallerToken,
+} from './setup/controller-rbac.js';
 import { TEST_LEASE, startTestReplica, type ControllerProcess } from './setup/controller-process.js';
 import { createTestNamespace, watchUntil, type TestNamespace } from './setup/cluster.js';
 import { Fleet, Poster, StatusFollower, statusIn } from './setup/fleet.js';
@@ -369,6 +374,7 @@ describe('the controller on the real control plane, under its shipped RBAC', () 
 
     const mirror = await createTestNamespace('mirror');
     try {
+      await allowMirrorsIn(ns, mirror.name);
       await core.patchNamespace(
         { name: mirror.name, body: { metadata: { labels: { 'npu-fault.io/status-mirror': 'true' } } } },
         k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),

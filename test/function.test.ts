@@ -97,6 +97,8 @@ describe('the ingest function between an agent and two controllers, on the real 
         `--namespace=${ns.name}`,
         `--token-file=${await functionTokenFile(ns, dir)}`,
         `--controllers=${replicas.map((r) => `${r.process.identity}=${r.url}`).join(',')}`,
+        // The snapshots below are the simulator's (collector "sim"), refused by default.
+        '--allow-simulated-collectors',
       ],
     });
     processes.push(function_);

@@ -21,7 +21,7 @@ import {
   type TestNamespace,
   kwokAvailable,
 } from './setup/cluster.js';
-import { controllerAccess, type ControllerAccess } from './setup/controller-rbac.js';
+import { controllerAccess, grantForceDelete, type ControllerAccess } from './setup/controller-rbac.js';
 
 // kwok runs nodes and pods on the local control plane; an existing cluster must say it has it.
 const withKwok = kwokAvailable() ? describe : describe.skip;
@@ -251,11 +251,24 @@ withKwok('remediation drain: real control plane', () => {
     expect(await exists('precious')).toBe(true);
   });
 
-  it('per device: evicts only the pod holding the failed chip', async () => {
+  it('per device: evicts the pod holding the failed chip and the one that says not which; pods asking for no accelerator stay', async () => {
     const node = await createNode('devices');
+    // Device plugins hand out devices only to pods asking for them (kwok admits the request).
+    const chip = {
+      containers: [
+        {
+          name: 'main',
+          image: 'registry.invalid/app:1',
+          resources: { limits: { 'huawei.com/Ascend910': '1' } },
+        },
+      ],
+    };
     await runPods(node, [
-      { name: 'chip0', metadata: { annotations: { 'huawei.com/Ascend910': 'Ascend910-0' } } },
-      { name: 'chip1', metadata: { annotations: { 'huawei.com/Ascend910': 'Ascend910-1' } } },
+      { name: 'chip0', metadata: { annotations: { 'huawei.com/Ascend910': 'Ascend910-0' } }, spec: chip },
+      { name: 'chip1', metadata: { annotations: { 'huawei.com/Ascend910': 'Ascend910-1' } }, spec: chip },
+      { name: 'silent', spec: chip },
+      // A tenant's annotation on a pod without accelerators is not believed either way.
+      { name: 'web', metadata: { annotations: { 'huawei.com/Ascend910': 'Ascend910-1' } } },
     ]);
     const report = await drain(
       request(node, {
@@ -266,11 +279,16 @@ withKwok('remediation drain: real control plane', () => {
     expect(report).toMatchObject({
       outcome: 'drained',
       scope: 'devices',
-      evicted: [`${ns.name}/chip1`],
-      skipped: [{ pod: `${ns.name}/chip0`, why: 'other-devices' }],
+      evicted: [`${ns.name}/chip1`, `${ns.name}/silent`],
+      skipped: [
+        { pod: `${ns.name}/chip0`, why: 'other-devices' },
+        { pod: `${ns.name}/web`, why: 'no-accelerator' },
+      ],
     });
     expect(await exists('chip0')).toBe(true);
+    expect(await exists('web')).toBe(true);
     expect(await exists('chip1')).toBe(false);
+    expect(await exists('silent')).toBe(false);
   });
 
   it('never evicts a pod that replaced the listed one under the same name (uid precondition); 404 is gone', async () => {
@@ -284,7 +302,13 @@ withKwok('remediation drain: real control plane', () => {
     await runPods(node, [{ name: 'db-0' }]);
     const signal = new AbortController().signal;
     expect(await pods.evict(ns.name, 'db-0', first.metadata?.uid, signal)).toEqual({ result: 'gone' });
-    expect(await pods.delete(ns.name, 'db-0', first.metadata?.uid ?? '', signal)).toBe('gone');
+    // Delete is the opt-in of forceDeleteAfterSeconds (k8s/controller/force-delete).
+    const revoke = await grantForceDelete(ns);
+    try {
+      expect(await pods.delete(ns.name, 'db-0', first.metadata?.uid ?? '', signal)).toBe('gone');
+    } finally {
+      await revoke();
+    }
     const current = await pods.get(ns.name, 'db-0', signal);
     expect(current?.uid).not.toBe(first.metadata?.uid);
     expect(current?.terminating).toBe(false);

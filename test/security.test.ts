@@ -12,8 +12,23 @@ import { parseAllDocuments } from 'yaml';
 import { CONTROLLER_TOKEN_AUDIENCE } from '../contracts/index.js';
 import { gpuSnapshot } from '../contracts/testing.js';
 import { binDir, createTestNamespace, type TestNamespace } from './setup/cluster.js';
-import { controllerAccess, functionCallerToken, type ControllerAccess } from './setup/controller-rbac.js';
-import { startTestReplica, type ControllerProcess } from './setup/controller-process.js';
+import {
+  controllerAccess,
+  functionAccess,
+  functionCallerToken,
+  functionTokenFile,
+  type ControllerAccess,
+} from './setup/controller-rbac.js';
+import {
+  startControllerProcess,
+  startTestReplica,
+  writeKubeConfig,
+  type ControllerProcess,
+} from './setup/controller-process.js';
+import { createAgentIdentity } from './setup/agent-identity.js';
+import { renderManifests, serverDryRun } from './setup/manifests.js';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -75,6 +90,116 @@ describe('a stolen ingest-function token (threat: a token for the apiserver used
     expect(await post(token)).toBe(401);
     // The projected token the function really sends is taken.
     expect(await post(await functionCallerToken(ns))).toBe(200);
+  });
+});
+
+describe('the function-to-controller hop over TLS (threat: sniffing or impersonating a controller)', () => {
+  // A CA and a certificate for 127.0.0.1/localhost made for tests only (functions/forwarder/testdata).
+  const testdata = (file: string): string => join(repoRoot, 'functions/forwarder/testdata', file);
+  let ns: TestNamespace;
+  let access: ControllerAccess;
+  let fnAccess: ControllerAccess;
+  const processes: ControllerProcess[] = [];
+  let controllerPort: number;
+  let functionUrl: string;
+  let agentToken: string;
+  let node: string;
+  const dir = mkdtempSync(join(tmpdir(), 'npu-fault-security-'));
+
+  beforeAll(async () => {
+    ns = await createTestNamespace('security-tls');
+    access = await controllerAccess(ns);
+    fnAccess = await functionAccess(ns);
+    node = `${ns.name}-n1`;
+    agentToken = await (
+      await createAgentIdentity(ns.admin.makeApiClient(k8s.CoreV1Api), ns.name, node)
+    ).mintToken();
+    const replica = await startTestReplica({
+      identity: 'replica-1',
+      namespace: ns.name,
+      access,
+      args: [`--tls-cert-file=${testdata('replica.pem')}`, `--tls-key-file=${testdata('replica-key.pem')}`],
+    });
+    processes.push(replica);
+    controllerPort = await replica.port('observations');
+    const fn = startControllerProcess({
+      identity: 'function',
+      command: 'function',
+      kubeconfig: writeKubeConfig(fnAccess.kubeConfig),
+      // The CA the function trusts, as a pod gets it mounted (k8s/controller/tls).
+      env: { NODE_EXTRA_CA_CERTS: testdata('ca.pem') },
+      args: [
+        `--namespace=${ns.name}`,
+        `--token-file=${await functionTokenFile(ns, dir)}`,
+        `--controllers=replica-1=https://127.0.0.1:${controllerPort}`,
+      ],
+    });
+    processes.push(fn);
+    functionUrl = `http://127.0.0.1:${await fn.port('http')}`;
+    await replica.waitForLog((l) => l.msg === 'started leading', 60_000, 'leading');
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+    await ns?.dispose().catch(() => undefined);
+    await ns?.admin
+      .makeApiClient(k8s.CoreV1Api)
+      .deleteNode({ name: node })
+      .catch(() => undefined);
+    await fnAccess?.dispose();
+    await access?.dispose();
+    await ns?.dispose();
+  });
+
+  it('is one component away in the manifests: https on the Service port, the Secret mounted where the flags say', async () => {
+    const objects = await renderManifests<Workload & k8s.V1Service>(['k8s'], ['k8s/controller/tls']);
+    const service = objects.find((o) => o.kind === 'Service' && o.metadata?.name === 'npu-fault-controller');
+    // What the function's EndpointSlice source reads to dial https (functions/forwarder).
+    expect(service?.spec?.ports?.find((p) => p.name === 'http')?.appProtocol).toBe('https');
+    const podOf = (name: string): k8s.V1PodSpec =>
+      objects.find((o) => o.kind === 'Deployment' && o.metadata?.name === name)!.spec.template.spec;
+    const mountedFile = (pod: k8s.V1PodSpec, file: string | undefined): k8s.V1Volume | undefined => {
+      const mount = pod.containers[0]?.volumeMounts?.find((m) => file?.startsWith(`${m.mountPath}/`));
+      return pod.volumes?.find((v) => v.name === mount?.name);
+    };
+    const controller = podOf('npu-fault-controller');
+    const flag = (name: string): string | undefined =>
+      controller.containers[0]?.args?.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+    for (const name of ['tls-cert-file', 'tls-key-file'])
+      expect(mountedFile(controller, flag(name))?.secret?.secretName).toBe('npu-fault-controller-tls');
+    const fn = podOf('npu-fault-function');
+    const ca = fn.containers[0]?.env?.find((e) => e.name === 'NODE_EXTRA_CA_CERTS')?.value;
+    expect(mountedFile(fn, ca)?.secret?.secretName).toBe('npu-fault-controller-tls');
+    // The certificate names what the function checks: <service>.<namespace>.svc.
+    const certificate = parseAllDocuments(
+      readFileSync(join(repoRoot, 'k8s/controller/tls/certificate.yaml'), 'utf8'),
+    )[0]?.toJS() as { spec: { dnsNames: string[]; secretName: string } };
+    expect(certificate.spec.secretName).toBe('npu-fault-controller-tls');
+    expect(certificate.spec.dnsNames).toContain(`npu-fault-controller.${service?.metadata?.namespace}.svc`);
+    // And the patched objects are valid to the apiserver.
+    const patched = [service!, ...objects.filter((o) => o.kind === 'Deployment')];
+    const lines = await serverDryRun(patched, ns.name);
+    expect(lines).toHaveLength(patched.length);
+    for (const line of lines) expect(line).toContain('(server dry run)');
+  });
+
+  it('carries observations over HTTPS to a controller serving its certificate; plain HTTP gets nothing', async () => {
+    const post = (): Promise<Response> =>
+      fetch(`${functionUrl}/v1/snapshots`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${agentToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(gpuSnapshot({ node, xids: [79], collectedAt: new Date().toISOString() })),
+        signal: AbortSignal.timeout(10_000),
+      });
+    let response = await post();
+    for (let i = 0; response.status === 503 && i < 50; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the agent's retry, as told
+      response = await post();
+    }
+    expect(response.status).toBe(200);
+    await expect(
+      fetch(`http://127.0.0.1:${controllerPort}/v1/observations`, { method: 'POST' }),
+    ).rejects.toThrow();
   });
 });
 

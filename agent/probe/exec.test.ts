@@ -199,6 +199,30 @@ describe('createExecTool', () => {
     await expect(withEnv(script, [], { signal: never() })).resolves.toBe('C given\n');
   });
 
+  it('puts libraryPath first in the tool’s LD_LIBRARY_PATH only, ahead of an inherited value', async () => {
+    const before = process.env.LD_LIBRARY_PATH;
+    const echo = ['-c', 'printf %s "$LD_LIBRARY_PATH"'];
+    // From this process's environment (the agent's default): the child sees the drivers'
+    // directories, the agent itself still has none of them.
+    const fromProcess = createExecTool({ libraryPath: '/opt/driver/lib64:/opt/driver/lib64/common' });
+    const ours = '/opt/driver/lib64:/opt/driver/lib64/common';
+    await expect(fromProcess('/bin/sh', echo, { signal: never() })).resolves.toBe(
+      before ? `${ours}:${before}` : ours,
+    );
+    expect(process.env.LD_LIBRARY_PATH).toBe(before);
+    // An inherited value stays, after ours.
+    const inherited = createExecTool({
+      env: { PATH: process.env.PATH ?? '', LD_LIBRARY_PATH: '/usr/lib/inherited' },
+      libraryPath: '/opt/driver/lib64',
+    });
+    await expect(inherited('/bin/sh', echo, { signal: never() })).resolves.toBe(
+      '/opt/driver/lib64:/usr/lib/inherited',
+    );
+    // Without libraryPath the tool sees exactly what it was given.
+    const plain = createExecTool({ env: { PATH: process.env.PATH ?? '' } });
+    await expect(plain('/bin/sh', echo, { signal: never() })).resolves.toBe('');
+  });
+
   it('leaks no file descriptors over many runs that succeed, fail and are aborted', async () => {
     tool.respond('ok', { stdout: 'fine\n' });
     tool.respond('bad', { stderr: 'no\n', exitCode: 1 });

@@ -197,10 +197,27 @@ function abortReason(signal: AbortSignal | undefined): string {
   return reason === undefined ? 'aborted' : firstLine(String(reason)) || 'aborted';
 }
 
+/**
+ * The environment a tool runs in: `base` with LC_ALL=C (the number format the parsers read)
+ * and, when `libraryPath` is given, LD_LIBRARY_PATH set to it, ahead of any value `base`
+ * carries. Only the tools get the drivers' libraries: the agent's own process (Node, its
+ * native modules) never loads from those directories.
+ */
+export function toolEnvironment(base: NodeJS.ProcessEnv, libraryPath?: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base, LC_ALL: 'C' };
+  if (libraryPath) {
+    const inherited = base.LD_LIBRARY_PATH;
+    env.LD_LIBRARY_PATH = inherited ? `${libraryPath}:${inherited}` : libraryPath;
+  }
+  return env;
+}
+
 /** What the real ExecTool is built with. */
 export interface ExecToolDeps {
   /** The environment the tools see (default: this process's); LC_ALL is always C. */
   env?: NodeJS.ProcessEnv;
+  /** Directories (`a:b`) put first in the tools' LD_LIBRARY_PATH (toolEnvironment). */
+  libraryPath?: string;
   /**
    * Called after every `reclaimEveryBytes` read from a tool: a young-generation collection
    * (platform's v8MinorCollection) frees the read buffers already done with. Without it, a
@@ -214,7 +231,7 @@ export interface ExecToolDeps {
 
 /** The real ExecTool on execa. */
 export function createExecTool(deps: ExecToolDeps = {}): ExecTool {
-  const env = { ...(deps.env ?? process.env), LC_ALL: 'C' };
+  const env = toolEnvironment(deps.env ?? process.env, deps.libraryPath);
   const reclaimEvery = deps.reclaimEveryBytes ?? 2 * 1024 * 1024;
   let sinceReclaim = 0;
   const read = (bytes: number): void => {

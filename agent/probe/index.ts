@@ -10,6 +10,7 @@ export {
   createExecTool,
   firstLine,
   killProcessGroup,
+  toolEnvironment,
   type ExecFailureKind,
   type ExecTool,
 } from './exec.js';

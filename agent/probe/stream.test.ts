@@ -113,4 +113,26 @@ describe('createStreamTool (real processes)', () => {
     const pid = Number(readFileSync(pidFile, 'utf8'));
     await waitFor(() => isProcessGone(pid), 'the tool gone');
   });
+
+  it('gives the stream the library path ahead of an inherited LD_LIBRARY_PATH, and leaves this process alone', async () => {
+    const before = process.env.LD_LIBRARY_PATH;
+    const withPath = createStreamTool({
+      env: { PATH: process.env.PATH ?? '', LD_LIBRARY_PATH: '/usr/lib/inherited' },
+      libraryPath: '/opt/driver/lib64',
+    });
+    const r = recorder();
+    const ended = new Promise<void>((resolve) => {
+      withPath('/bin/sh', ['-c', 'echo "$LD_LIBRARY_PATH"'], {
+        ...r,
+        onEnd: (reason) => {
+          r.onEnd(reason);
+          resolve();
+        },
+      });
+    });
+    await ended;
+    expect(r.lines).toEqual(['/opt/driver/lib64:/usr/lib/inherited']);
+    expect(r.ends).toEqual(['/bin/sh exited with code 0']);
+    expect(process.env.LD_LIBRARY_PATH).toBe(before);
+  });
 });

@@ -19,7 +19,7 @@
 import { spawn } from 'node:child_process';
 import { excerpt } from '../../core/errors.js';
 import { LineSplitter } from '../events/index.js';
-import { firstLine, killProcessGroup } from './exec.js';
+import { firstLine, killProcessGroup, toolEnvironment } from './exec.js';
 
 /** What a running stream tells its owner. */
 export interface ToolStreamHandlers {
@@ -50,10 +50,10 @@ export const DEFAULT_MAX_LINE_BYTES = 64 * 1024;
 
 /**
  * The real StreamTool. `env` replaces the environment the tool sees (default: this process's);
- * LC_ALL is always C, as for the one-shot runs.
+ * LC_ALL is always C and `libraryPath` leads LD_LIBRARY_PATH, as for the one-shot runs.
  */
-export function createStreamTool(deps: { env?: NodeJS.ProcessEnv } = {}): StreamTool {
-  const env = { ...(deps.env ?? process.env), LC_ALL: 'C' };
+export function createStreamTool(deps: { env?: NodeJS.ProcessEnv; libraryPath?: string } = {}): StreamTool {
+  const env = toolEnvironment(deps.env ?? process.env, deps.libraryPath);
   return (command, args, handlers, options = {}) => startStream(command, args, handlers, env, options);
 }
 

@@ -2,7 +2,7 @@
  * The simulated node (`--collector sim`): its collector, its fault board and the
  * fault-injection API (the one door to agent/sim/). Refused unless `--sim-enabled`.
  */
-import type { createSimApi } from './api.js';
+import type { createSimApi, readFaultToken } from './api.js';
 import type { createSimCollector } from './collector.js';
 import type { buildNode } from '../../core/sim/index.js';
 
@@ -13,6 +13,7 @@ export interface SimNodeParts {
   buildNode: typeof buildNode;
   createSimCollector: typeof createSimCollector;
   createSimApi: typeof createSimApi;
+  readFaultToken: typeof readFaultToken;
 }
 
 /**
@@ -30,6 +31,7 @@ export async function loadSimNode(): Promise<SimNodeParts> {
     buildNode: sim.buildNode,
     createSimCollector: collector.createSimCollector,
     createSimApi: api.createSimApi,
+    readFaultToken: api.readFaultToken,
   };
 }
 export {

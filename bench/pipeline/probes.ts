@@ -10,7 +10,7 @@
 import type { PublishedDevice } from '../../contracts/index.js';
 import type { SimKind } from '../../core/sim/index.js';
 import { followFaultStream, type SeenEntry } from '../../cli/demo/observe.js';
-import type { DemoAgent } from '../../cli/demo/stack.js';
+import { faultHeaders, type DemoAgent } from '../../cli/demo/stack.js';
 import { createRandom } from './fleet.js';
 
 /** The probe fleet (buildFleet's input). */
@@ -129,7 +129,7 @@ export class ProbeAgents {
       : { kind: 'link-down', device, seconds: LINK_DOWN_SECONDS };
     const response = await fetch(`${agent.url}/v1/sim/faults`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: faultHeaders(agent),
       body: JSON.stringify(body),
     });
     if (response.status !== 201)

@@ -25,6 +25,7 @@ import {
 import {
   deployPipeline,
   startDemoCluster,
+  faultHeaders,
   type DemoAgent,
   type DemoCluster,
   type DemoStack,
@@ -94,7 +95,7 @@ class Conditions {
 async function inject(agent: DemoAgent, fault: Record<string, unknown>): Promise<{ id: number }> {
   const response = await fetch(`${agent.url}/v1/sim/faults`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: faultHeaders(agent),
     body: JSON.stringify(fault),
   });
   if (response.status !== 201)
@@ -103,7 +104,10 @@ async function inject(agent: DemoAgent, fault: Record<string, unknown>): Promise
 }
 
 async function endFault(agent: DemoAgent, id: number): Promise<void> {
-  const response = await fetch(`${agent.url}/v1/sim/faults/${id}`, { method: 'DELETE' });
+  const response = await fetch(`${agent.url}/v1/sim/faults/${id}`, {
+    method: 'DELETE',
+    headers: faultHeaders(agent),
+  });
   if (!response.ok) throw new Error(`fault API of ${agent.node.name}: ${response.status} ending fault ${id}`);
 }
 

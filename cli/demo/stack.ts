@@ -98,6 +98,13 @@ export interface DemoAgent {
   process: ControllerProcess;
   /** http://127.0.0.1:<port> of its local API (fault API, /v1/fault/stream). */
   url: string;
+  /** The bearer token its fault API requires (faultHeaders). */
+  faultToken: string;
+}
+
+/** Headers of a request to an agent's fault API: JSON, with its fault token. */
+export function faultHeaders(agent: Pick<DemoAgent, 'faultToken'>): Record<string, string> {
+  return { 'content-type': 'application/json', authorization: `Bearer ${agent.faultToken}` };
 }
 
 /** The running pipeline. */
@@ -242,6 +249,8 @@ export async function deployPipeline(options: {
         `--controllers=${replicas.join(',')}`,
         // As in a pod: a token of the controllers' own audience, for them alone.
         `--token-file=${await controllerTokenFile()}`,
+        // The demo's agents are simulated; a shipped function refuses their snapshots.
+        '--allow-simulated-collectors',
       ],
       ...(tuning.entry ? { entry: tuning.entry } : {}),
       ...(tuning.env ? { env: tuning.env } : {}),
@@ -251,6 +260,10 @@ export async function deployPipeline(options: {
     const functionUrl = `http://127.0.0.1:${await fn.port('http')}`;
     log(`ingest function listening at ${functionUrl} (npu-fault-function token)`);
 
+    // The fault API asks for a token even on loopback: the demo drives it as one would elsewhere.
+    const faultToken = randomBytes(24).toString('hex');
+    const faultTokenFile = join(dir, 'fault-token');
+    writeFileSync(faultTokenFile, faultToken, { mode: 0o600 });
     const starting: { node: SimNode; process: ControllerProcess }[] = [];
     for (const node of fleet) {
       const identity = await createAgentIdentity(core, namespace, node.name, `agent-${node.name}`, {
@@ -272,6 +285,7 @@ export async function deployPipeline(options: {
           `--node=${node.name}`,
           `--function-url=${functionUrl}`,
           `--token-file=${tokenFile}`,
+          `--sim-fault-token-file=${faultTokenFile}`,
           '--probe-warmup-seconds=0',
         ],
       });
@@ -283,7 +297,7 @@ export async function deployPipeline(options: {
     );
     const agents: DemoAgent[] = [];
     for (const { node, process } of starting)
-      agents.push({ node, process, url: `http://127.0.0.1:${await process.port('http')}` });
+      agents.push({ node, process, url: `http://127.0.0.1:${await process.port('http')}`, faultToken });
     return {
       namespace,
       controllers: processes.slice(0, 2),

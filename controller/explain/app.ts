@@ -4,18 +4,25 @@
  * (followers apply the same observations: hot standby) and says whether it leads.
  *
  * Checks, each a one-line `{ "error": { "code", "message" } }`: method (405, `Allow: GET`);
- * bearer token through TokenReview (401; 503 when the apiserver cannot say); authorisation
- * through a SubjectAccessReview (403): the caller must be allowed `get` on `explanations` in
- * API group `npu-fault.io` in the controller's namespace (the npu-fault-operator Role,
- * k8s/operator/rbac.yaml; RBAC accepts resource names no API serves); seeded (503); node or
- * device tracked (404).
+ * the bearer token through TokenReview (401; 503 when the apiserver cannot say): it must be a
+ * token of the ServiceAccount `npu-fault-explain` in the controller's namespace with the
+ * audience `npu-fault-explain` (403 for any other user); seeded (503); node or device
+ * tracked (404).
+ *
+ * **Who may ask is decided by the apiserver.** No operator credential ever reaches this
+ * endpoint: `npu-fault explain` asks the apiserver for a 10-minute token of the
+ * `npu-fault-explain` ServiceAccount (TokenRequest, `create serviceaccounts/token` on that one
+ * name: the npu-fault-operator Role, k8s/operator/rbac.yaml), and sends that. RBAC on the
+ * TokenRequest is the authorisation, and the apiserver's audit log records who asked; a
+ * stolen explain token reads explanations for at most ten minutes and nothing else, and the
+ * ServiceAccount itself holds no permission. (The design before issue 27 sent the operator's
+ * own apiserver token to the pod and asked a SubjectAccessReview per request:
+ * docs/decisions/ has why it changed.)
  *
  * **Token header.** The token is read from `X-Npu-Fault-Authorization: Bearer …` when that
- * header is present, else from `Authorization`. The apiserver's pod proxy
- * (`…/pods/<pod>:8080/proxy/…`), which the CLI uses from outside the cluster, authenticates
- * the caller itself and does not forward its Authorization header to the pod, so the CLI
- * repeats the caller's token in the header of our own. Either way it is checked here: the
- * proxy's own authorisation (`get pods/proxy`) is not what grants an explanation.
+ * header is present, else from `Authorization`: the apiserver's pod proxy, which the CLI uses
+ * from outside the cluster, authenticates the caller itself and does not forward its
+ * Authorization header to the pod.
  */
 import express from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -30,14 +37,20 @@ import {
 } from '../../platform/index.js';
 import { bearerToken, type AuthenticatedUser } from '../../platform/k8s/index.js';
 import type { Leadership } from '../leader-election/index.js';
-import type { AccessCheck } from './access-review.js';
 
 /** Where the endpoint lives. */
 export const EXPLAIN_PATH = '/v1/explain';
 /** The header that carries the caller's token through the apiserver's pod proxy. */
 export const EXPLAIN_TOKEN_HEADER = 'x-npu-fault-authorization';
-/** The RBAC attributes a caller must be allowed (verb `get`, in the controller's namespace). */
-export const EXPLAIN_RESOURCE = { group: 'npu-fault.io', resource: 'explanations', verb: 'get' } as const;
+/** The ServiceAccount whose tokens `npu-fault explain` mints and this endpoint takes (k8s/operator). */
+export const EXPLAIN_SERVICE_ACCOUNT = 'npu-fault-explain';
+/** The audience of those tokens: no other endpoint (nor the apiserver) takes them. */
+export const EXPLAIN_TOKEN_AUDIENCE = 'npu-fault-explain';
+
+/** The username of the explain ServiceAccount in `namespace`. */
+export function explainUser(namespace: string): string {
+  return `system:serviceaccount:${namespace}:${EXPLAIN_SERVICE_ACCOUNT}`;
+}
 
 /** The answer: who answered, and the explanation. */
 export interface ExplainResponse {
@@ -52,16 +65,17 @@ export interface ExplainResponse {
 
 /** What the endpoint is built from. */
 export interface ExplainAppDeps {
-  /** The user a bearer token belongs to (TokenReviewer.authenticate); throws 401/503 AppErrors. */
+  /**
+   * The user a bearer token belongs to (TokenReviewer.authenticate, audience
+   * EXPLAIN_TOKEN_AUDIENCE); throws 401/503 AppErrors.
+   */
   authenticate(token: string): Promise<AuthenticatedUser>;
-  /** Whether `user` may get explanations (a SubjectAccessReview); throws a 503 AppError when it cannot say. */
-  authorize: AccessCheck;
   /** The engine's explanation as of `now`, or undefined while the replica is not seeded. */
   explain(node: string, device: string | undefined, now: number): Explanation | undefined;
   leadership(): Leadership;
   identity: string;
   leaderIdentity(): string | null | undefined;
-  /** The controller's namespace: where the caller's role must allow it. */
+  /** The controller's namespace: its explain ServiceAccount is the one caller taken. */
   namespace: string;
   clock: Clock;
   log: Logger;
@@ -72,6 +86,7 @@ const MAX_SEGMENT = 253;
 /** Builds the endpoint; it answers every path (404 outside EXPLAIN_PATH). */
 export function createExplainApp(deps: ExplainAppDeps): RequestHandler {
   const log = deps.log.child({ component: 'explain' });
+  const allowed = explainUser(deps.namespace);
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -83,15 +98,10 @@ export function createExplainApp(deps: ExplainAppDeps): RequestHandler {
     const header = req.headers[EXPLAIN_TOKEN_HEADER];
     const token = bearerToken(Array.isArray(header) ? header[0] : (header ?? req.headers.authorization));
     const user = await deps.authenticate(token);
-    const allowed = await deps.authorize(user, {
-      ...EXPLAIN_RESOURCE,
-      namespace: deps.namespace,
-      name: node,
-    });
-    if (!allowed)
+    if (user.username !== allowed)
       throw new AppError(
         'forbidden',
-        `user "${user.username}" may not get explanations (npu-fault.io) in namespace ${deps.namespace}`,
+        `user "${user.username}" may not get explanations: only tokens of the ServiceAccount ${deps.namespace}/${EXPLAIN_SERVICE_ACCOUNT} are taken (npu-fault explain mints one)`,
         { status: 403 },
       );
     const explanation = deps.explain(node, device, deps.clock.now());

@@ -4,11 +4,12 @@
  */
 export {
   EXPLAIN_PATH,
-  EXPLAIN_RESOURCE,
+  EXPLAIN_SERVICE_ACCOUNT,
+  EXPLAIN_TOKEN_AUDIENCE,
   EXPLAIN_TOKEN_HEADER,
   createExplainApp,
+  explainUser,
   withExplain,
   type ExplainAppDeps,
   type ExplainResponse,
 } from './app.js';
-export { kubeAccessReview, type AccessAttributes, type AccessCheck } from './access-review.js';

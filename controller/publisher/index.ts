@@ -47,6 +47,7 @@ export { createKubeConfigMapClient } from './kube-configmap-client.js';
 export { publisherMetrics, type PublisherMetrics } from './metrics.js';
 export {
   createStatusMirrors,
+  MIRROR_CLUSTER_ROLE,
   type MirrorNamespaces,
   type MirrorSource,
   type StatusMirrors,

@@ -26,6 +26,7 @@ export interface PublisherMetrics {
   readonly omittedDevices: Gauge;
   readonly lastPublish: Gauge;
   readonly mirrorsForeign: Gauge;
+  readonly mirrorsForbidden: Gauge;
 }
 
 /** The instruments under `npu_fault_<component>_` in `registry`, registered on first use. */
@@ -133,6 +134,15 @@ export function publisherMetrics(registry: Registry, component = 'controller'): 
         new Gauge({
           name,
           help: 'Mirror namespaces holding a ConfigMap of the status name that the controller does not own (left alone)',
+          registers,
+        }),
+    ),
+    mirrorsForbidden: once(
+      'mirror_forbidden_namespaces',
+      (name) =>
+        new Gauge({
+          name,
+          help: 'Namespaces labelled for a mirror where the controller may not write (no RoleBinding to npu-fault-status-mirror)',
           registers,
         }),
     ),

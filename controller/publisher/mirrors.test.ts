@@ -1,8 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
-import { FakeClock, Registry } from '../../platform/index.js';
+import { FakeClock, K8sApiError, Registry } from '../../platform/index.js';
 import type { Leadership } from '../leader-election/index.js';
 import { FakeConfigMapClient } from './fake-configmap-client.js';
-import { createStatusMirrors, type MirrorNamespaces, type MirrorSource } from './mirrors.js';
+import {
+  createStatusMirrors,
+  MIRROR_CLUSTER_ROLE,
+  type MirrorNamespaces,
+  type MirrorSource,
+} from './mirrors.js';
 import { STATUS_LABELS, serializeDocument } from './status-data.js';
 import { memoryLog, sampleDocument } from './testing.js';
 
@@ -213,6 +218,59 @@ describe('status mirrors', () => {
     h.namespaces.unlabel('vanished');
     await h.clock.advance(30_000);
     expect(h.client.calls.map((c) => c.op).slice(4)).toEqual(['get']);
+    await h.stop();
+  });
+
+  it('asks a labelled namespace that refuses it (403, not opted in) once a heartbeat: logged once, counted, copied once bound', async () => {
+    const h = harness();
+    let bound = false;
+    // RBAC as the apiserver applies it: team-closed refuses every request until the RoleBinding exists.
+    h.client.beforeNext(
+      'any',
+      (call) => {
+        if (!bound && call.key.startsWith('team-closed/'))
+          throw new K8sApiError(403, 'Forbidden', 'configmaps "npu-fault-status-v3" is forbidden');
+      },
+      Infinity,
+    );
+    h.namespaces.label('team-a', 'team-closed');
+    for (let second = 0; second < 130; second++) {
+      h.mirrors.publish(source(second));
+      await h.clock.advance(1000);
+    }
+    const closed = h.client.calls.filter((c) => c.key.startsWith('team-closed/'));
+    expect(closed.map((c) => `${c.op}:${String(c.result)}@${c.at}`)).toEqual([
+      'get:403@0',
+      'get:403@60000',
+      'get:403@120000',
+    ]);
+    // team-a is not held back by its neighbour: a changed document every 10 s.
+    expect(h.writes().filter((w) => w.startsWith('replace team-a')).length).toBeGreaterThanOrEqual(12);
+    const warnings = h.messages().filter((m) => m.namespace === 'team-closed' && m.level === 'warn');
+    expect(warnings).toHaveLength(1);
+    expect(String(warnings[0]?.msg)).toContain(`bind the ClusterRole ${MIRROR_CLUSTER_ROLE}`);
+    expect(await h.metric('mirror_forbidden_namespaces')).toEqual({ '{}': 1 });
+
+    bound = true;
+    await h.clock.advance(60_000);
+    expect(h.client.peek(key('team-closed'))).toMatchObject({ labels: STATUS_LABELS });
+    expect(await h.metric('mirror_forbidden_namespaces')).toEqual({ '{}': 0 });
+    expect(
+      h.messages().some((m) => m.namespace === 'team-closed' && String(m.msg).includes('opted in')),
+    ).toBe(true);
+    await h.stop();
+  });
+
+  it('forgets a refusing namespace once unlabelled, without asking it again', async () => {
+    const h = harness();
+    h.client.failAlways('any', new K8sApiError(403, 'Forbidden', 'forbidden'));
+    h.namespaces.label('team-closed');
+    h.mirrors.publish(source(1));
+    await h.clock.advance(1000);
+    h.namespaces.unlabel('team-closed');
+    await h.clock.advance(300_000);
+    expect(h.client.calls.map((c) => `${c.op}:${String(c.result)}@${c.at}`)).toEqual(['get:403@0']);
+    expect(await h.metric('mirror_forbidden_namespaces')).toEqual({ '{}': 0 });
     await h.stop();
   });
 

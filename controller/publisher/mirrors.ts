@@ -22,11 +22,18 @@
  * - Its RBAC is get/update/delete by name plus create: it cannot list ConfigMaps, so it
  *   knows only the copies it saw this term. A copy left in a namespace that lost its label
  *   while no leader ran is not found (the namespace watch reports only labelled ones).
+ * - **Opt-in per namespace.** That RBAC is granted only where the operator binds the
+ *   ClusterRole npu-fault-status-mirror (k8s/controller/status-mirror-rbac.yaml). A labelled
+ *   namespace without the binding answers 403: logged once (warn, naming the binding), counted
+ *   in `mirror_forbidden_namespaces`, and asked again only every `heartbeatMs`, so a binding
+ *   added later is used within a minute and a missing one costs one request a minute. A
+ *   namespace that leaves the set while forbidden is forgotten (its copy, if any, is left).
  * - Namespaces are handled one request at a time.
  */
 import { STATUS_CONFIGMAP_NAME } from '../../contracts/index.js';
 import {
   isConflict,
+  isForbidden,
   isNotFound,
   type Clock,
   type Logger,
@@ -40,6 +47,9 @@ import { publisherMetrics, timedWrite, type PublisherMetrics } from './metrics.j
 import { withRequestTimeout } from './request-signal.js';
 import { MANAGED_BY_LABEL, STATUS_LABELS, type StatusData } from './status-data.js';
 import { Wakeable } from './wake.js';
+
+/** What the operator binds in a namespace to opt it in (k8s/controller/status-mirror-rbac.yaml). */
+export const MIRROR_CLUSTER_ROLE = 'npu-fault-status-mirror';
 
 /** The namespaces that should hold a copy, as the namespace watch maintains them. */
 export interface MirrorNamespaces {
@@ -96,6 +106,8 @@ interface MirrorState {
   ours: StoredConfigMap | undefined;
   /** A ConfigMap of the name that is not ours was found there. */
   foreign: boolean;
+  /** The last attempt was refused (403): the namespace is labelled but not opted in by RBAC. */
+  forbidden: boolean;
   /** The content last copied there. */
   content: string | undefined;
   /** When the last attempt (write, read or delete) began; -Infinity before the first. */
@@ -173,6 +185,7 @@ class TermMirrors implements StatusMirrors {
       if (this.#states.has(namespace)) next = Math.min(next, state.attemptedAt + this.#config.intervalMs);
     }
     this.#metrics.mirrorsForeign.set([...wanted].filter((n) => this.#states.get(n)?.foreign).length);
+    this.#countForbidden();
     return next;
   }
 
@@ -180,6 +193,8 @@ class TermMirrors implements StatusMirrors {
   #dueAt(state: MirrorState): number {
     const source = this.#source;
     if (!source) return Infinity;
+    // Refused by RBAC: the operator has to act, so ask only as often as a heartbeat.
+    if (state.forbidden) return state.attemptedAt + this.#config.heartbeatMs;
     const unchanged = !state.foreign && state.content === source.content;
     return state.attemptedAt + (unchanged ? this.#config.heartbeatMs : this.#config.intervalMs);
   }
@@ -193,10 +208,25 @@ class TermMirrors implements StatusMirrors {
     state.attemptedAt = this.#deps.clock.monotonic();
     try {
       await step();
+      if (state.forbidden) {
+        state.forbidden = false;
+        this.#countForbidden();
+        this.#log.info({ namespace }, 'mirror namespace opted in: the controller may write its copy now');
+      }
       return undefined;
     } catch (error) {
       if (this.#signal.aborted || error instanceof NotLeading) return 'stop';
       state.ours = undefined;
+      if (isForbidden(error)) {
+        if (!state.forbidden)
+          this.#log.warn(
+            { namespace, clusterRole: MIRROR_CLUSTER_ROLE, err: error },
+            `namespace labelled for a mirror, but the controller may not write ConfigMaps there: bind the ClusterRole ${MIRROR_CLUSTER_ROLE} to the controller's ServiceAccount with a RoleBinding in it (asked again every heartbeat)`,
+          );
+        state.forbidden = true;
+        this.#countForbidden();
+        return undefined;
+      }
       const level = isConflict(error) || isNotFound(error) ? 'info' : 'warn';
       this.#log[level]({ namespace, err: error }, 'mirror step failed; trying again later');
       return undefined;
@@ -238,6 +268,12 @@ class TermMirrors implements StatusMirrors {
   async #remove(namespace: string, state: MirrorState): Promise<void> {
     const key = this.#key(namespace);
     let ours = state.ours;
+    if (state.forbidden) {
+      // Refused there at the last attempt: a read or delete would be refused too. A copy
+      // written before the binding went stays; the operator removed our access to it.
+      this.#states.delete(namespace);
+      return;
+    }
     if (ours === undefined) {
       const stored = await this.#request((s) => this.#deps.client.get(key, s));
       if (!stored || !isOurs(stored)) {
@@ -256,10 +292,25 @@ class TermMirrors implements StatusMirrors {
     this.#states.delete(namespace);
   }
 
+  /** The gauge of labelled namespaces refusing the controller, as of now (set on every change). */
+  #countForbidden(): void {
+    const wanted = this.#deps.namespaces.namespaces();
+    const forbidden = [...this.#states].filter(
+      ([namespace, state]) => state.forbidden && wanted.has(namespace),
+    );
+    this.#metrics.mirrorsForbidden.set(forbidden.length);
+  }
+
   #stateOf(namespace: string): MirrorState {
     let state = this.#states.get(namespace);
     if (!state) {
-      state = { ours: undefined, foreign: false, content: undefined, attemptedAt: -Infinity };
+      state = {
+        ours: undefined,
+        foreign: false,
+        forbidden: false,
+        content: undefined,
+        attemptedAt: -Infinity,
+      };
       this.#states.set(namespace, state);
     }
     return state;

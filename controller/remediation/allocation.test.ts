@@ -1,10 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
 import { drainConfigSchema } from './config.js';
-import { allocatedDevices, physicalDevice, podsHoldingDevices } from './allocation.js';
+import { allocatedDevices, deviceVerdict, physicalDevice, requestsAccelerator } from './allocation.js';
 import { fakePod } from './fake-pod-client.js';
 
 const KEYS = ['huawei.com/AscendReal', ...drainConfigSchema.parse({}).allocationAnnotations];
-const names = (pods: { name: string }[]): string[] => pods.map((pod) => pod.name);
 
 describe('physicalDevice', () => {
   it.each([
@@ -36,64 +35,69 @@ describe('allocatedDevices', () => {
   });
 });
 
-describe('podsHoldingDevices', () => {
-  const a = fakePod({ name: 'a', annotations: { 'huawei.com/Ascend910': 'Ascend910-0,Ascend910-1' } });
-  const b = fakePod({ name: 'b', annotations: { 'huawei.com/AscendReal': 'Ascend910-2,Ascend910-3' } });
-  const c = fakePod({ name: 'c', annotations: { 'huawei.com/Ascend910': 'Ascend910-3' } });
-  const web = fakePod({ name: 'web' });
+describe('requestsAccelerator', () => {
+  it.each([
+    [['huawei.com/Ascend910'], true],
+    [['huawei.com/Ascend910-2c'], true],
+    [['huawei.com/Ascend310P'], true],
+    [['huawei.com/npu'], true],
+    [['nvidia.com/gpu'], true],
+    [['nvidia.com/mig-1g.10gb'], true],
+    [['example.com/fpga', 'hugepages.example/x'], false],
+    [[], false],
+  ])('%j: %s', (deviceResources, expected) => {
+    expect(requestsAccelerator(fakePod({ name: 'p', deviceResources }))).toBe(expected);
+  });
+});
 
-  it('finds the pods holding any of the failed devices among several', () => {
-    expect(podsHoldingDevices([a, b, c, web], ['Ascend910-3'], KEYS)).toEqual({ known: true, pods: [b, c] });
-    expect(names(podsHoldingDevices([a, b, c, web], ['Ascend910-1', 'Ascend910-2'], KEYS).pods)).toEqual([
-      'a',
-      'b',
-    ]);
+describe('deviceVerdict', () => {
+  const ASCEND = ['huawei.com/Ascend910'];
+  const pod = (annotations: Record<string, string>, deviceResources = ASCEND) =>
+    fakePod({ name: 'p', annotations, deviceResources });
+  const verdict = (p: ReturnType<typeof pod>, devices = ['Ascend910-3'], keys = KEYS) =>
+    deviceVerdict(p, devices, keys);
+
+  it('evicts a pod asking for accelerators whose allocation names a failed device, under any configured key', () => {
+    expect(verdict(pod({ 'huawei.com/Ascend910': 'Ascend910-3' }))).toBe('holder');
+    expect(verdict(pod({ 'huawei.com/AscendReal': 'Ascend910-2,Ascend910-3' }))).toBe('holder');
+    expect(
+      verdict(pod({ 'huawei.com/Ascend910': 'Ascend910-0,Ascend910-1' }), ['Ascend910-1', 'Ascend910-5']),
+    ).toBe('holder');
   });
 
-  it('is known with no holder when readable allocations name other devices', () => {
-    expect(podsHoldingDevices([a, web], ['Ascend910-5'], KEYS)).toEqual({ known: true, pods: [] });
+  it('leaves a pod whose allocation names only other devices of that kind', () => {
+    expect(verdict(pod({ 'huawei.com/Ascend910': 'Ascend910-0,Ascend910-1' }))).toBe('other-devices');
   });
 
   it('counts a virtual NPU as its physical device', () => {
-    const v = fakePod({ name: 'v', annotations: { 'huawei.com/AscendReal': 'Ascend910-2c-100-4' } });
-    expect(names(podsHoldingDevices([v], ['Ascend910-4'], KEYS).pods)).toEqual(['v']);
-  });
-
-  it('is unknown when no pod carries an allocation', () => {
-    expect(podsHoldingDevices([web, fakePod({ name: 'x' })], ['Ascend910-3'], KEYS)).toEqual({
-      known: false,
-      pods: [],
-    });
-  });
-
-  it('is unknown when a pod asks for such devices without saying which', () => {
-    const silent = fakePod({ name: 's', deviceResources: ['huawei.com/Ascend910'] });
-    expect(podsHoldingDevices([a, b, silent], ['Ascend910-3'], KEYS).known).toBe(false);
-    // A finished pod holds nothing any more.
-    expect(podsHoldingDevices([a, b, { ...silent, phase: 'Succeeded' }], ['Ascend910-3'], KEYS).known).toBe(
-      true,
+    expect(verdict(pod({ 'huawei.com/AscendReal': 'Ascend910-2c-100-4' }), ['Ascend910-4'])).toBe('holder');
+    expect(verdict(pod({ 'huawei.com/AscendReal': 'Ascend910-2c-100-4' }), ['Ascend910-2'])).toBe(
+      'other-devices',
     );
-    // Another kind of device says nothing about this one.
-    const gpu = fakePod({ name: 'g', deviceResources: ['nvidia.com/gpu'] });
-    expect(podsHoldingDevices([a, gpu], ['Ascend910-3'], KEYS).known).toBe(true);
   });
 
-  it('is unknown when the allocations name devices of another kind (npu-<id>, not comparable)', () => {
-    const generic = fakePod({ name: 'n', annotations: { 'huawei.com/npu': 'npu-0,npu-1' } });
-    expect(podsHoldingDevices([generic], ['Ascend910-0'], KEYS).known).toBe(false);
+  it('never evicts a pod that asks for no accelerator, whatever its (tenant-written) annotations say', () => {
+    expect(verdict(pod({}, []))).toBe('no-accelerator');
+    expect(verdict(pod({ 'huawei.com/Ascend910': 'Ascend910-3' }, []))).toBe('no-accelerator');
+    expect(verdict(pod({}, ['example.com/fpga']))).toBe('no-accelerator');
   });
 
-  it('is unknown for GPUs (no allocation annotation exists) and without devices', () => {
-    expect(podsHoldingDevices([a, web], ['GPU-8f6e1c2a-1111-2222-3333-444455556666'], KEYS).known).toBe(
-      false,
+  it('evicts a pod asking for accelerators whose allocation is missing, unreadable or of another kind (it may hold the device)', () => {
+    expect(verdict(pod({}))).toBe('unknown');
+    expect(verdict(pod({ 'huawei.com/Ascend910': ' , ,' }))).toBe('unknown');
+    // `npu-<id>` names may be logical ids: not comparable with Ascend910-3.
+    expect(verdict(pod({ 'huawei.com/npu': 'npu-0' }), ['Ascend910-0'], [...KEYS, 'huawei.com/npu'])).toBe(
+      'unknown',
     );
-    expect(podsHoldingDevices([a, web], [], KEYS).known).toBe(false);
+    // Only the configured keys are read.
+    expect(
+      verdict(pod({ 'huawei.com/AscendReal': 'Ascend910-0' }), ['Ascend910-3'], ['huawei.com/Ascend910']),
+    ).toBe('unknown');
   });
 
-  it('reads only the configured keys', () => {
-    expect(podsHoldingDevices([a, b], ['Ascend910-3'], ['huawei.com/Ascend910'])).toEqual({
-      known: true,
-      pods: [],
-    });
+  it('evicts GPU pods on a GPU fault (no allocation annotation exists for them) and only them', () => {
+    const uuid = 'GPU-8f6e1c2a-1111-2222-3333-444455556666';
+    expect(verdict(pod({}, ['nvidia.com/gpu']), [uuid])).toBe('unknown');
+    expect(verdict(pod({}, []), [uuid])).toBe('no-accelerator');
   });
 });

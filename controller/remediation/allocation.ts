@@ -23,22 +23,50 @@
  * `Ascend310P-1`). A virtual NPU (`Ascend910-2c-100-3`: type, template, vNPU id, physical id)
  * and a shared-mode name (`Ascend310P-0-99`: type, physical id, share index) count as their
  * physical device (ascend-device-plugin/pkg/common/device.go `GetDeviceID`). NVIDIA GPUs have
- * no such annotation (their resource id is a UUID): the allocation is unknown there and the
- * drain takes the whole node.
+ * no such annotation (their resource id is a UUID).
+ *
+ * **Trust.** A pod's annotations are written by whoever may update the pod, its tenant
+ * included, so they are read only as a hint of *which* device a pod holds, never as whether
+ * it holds one. That comes from the pod's spec (immutable once created): only a pod asking
+ * for an accelerator extended resource (`huawei.com/Ascend910`, `nvidia.com/gpu`, …) can
+ * have been given a device by a device plugin, so only such pods are ever evicted for a
+ * device fault. One whose annotation names none of the failed devices is left alone; one
+ * whose annotation is missing or unreadable is evicted itself (it may hold the failed
+ * device), and never widens the drain to pods that hold no accelerator. What remains: a
+ * tenant can still annotate another device to dodge the eviction of its own pod (it then
+ * keeps running on a failed card, its own loss); a pod reaching a device without asking for
+ * one (privileged, a hostPath /dev/davinciN) is not seen. The authoritative source is the
+ * kubelet's PodResources API on the node (future work: the agent could report it).
  */
 import type { PodSummary } from './pod-client.js';
 
-/** Which pods hold the devices; `known` is false when the allocation cannot be trusted. */
-export interface DeviceHolders {
-  /**
-   * False when no pod carries a readable allocation of the devices' kind, or when a pod asks
-   * for such devices (an extended resource of that kind) without one: then any pod may hold
-   * the failed device and the caller drains the whole node.
-   */
-  readonly known: boolean;
-  /** The pods holding at least one of the devices (empty when unknown). */
-  readonly pods: PodSummary[];
+/**
+ * Extended resources through which a device plugin hands out accelerators (prefixes of the
+ * resource name): Ascend's `huawei.com/Ascend910`, `huawei.com/Ascend910-2c` (vNPU),
+ * `huawei.com/Ascend310P`, the generic `huawei.com/npu`; NVIDIA's `nvidia.com/gpu` and MIG
+ * slices `nvidia.com/mig-1g.10gb`.
+ */
+export const ACCELERATOR_RESOURCE_PREFIXES = [
+  'huawei.com/Ascend',
+  'huawei.com/npu',
+  'nvidia.com/gpu',
+  'nvidia.com/mig-',
+] as const;
+
+/** Whether `pod` asks for any accelerator extended resource (its spec, not its annotations). */
+export function requestsAccelerator(pod: PodSummary): boolean {
+  return pod.deviceResources.some((resource) =>
+    ACCELERATOR_RESOURCE_PREFIXES.some((prefix) => resource.startsWith(prefix)),
+  );
 }
+
+/**
+ * What a per-device drain does with one pod: `holder` (its annotation names a failed device)
+ * and `unknown` (it asks for accelerators but its annotation names none of the failed
+ * devices' kind: it may hold one) are evicted; `other-devices` (its annotation names only
+ * other devices of that kind) and `no-accelerator` (it asks for none) are left alone.
+ */
+export type DeviceVerdict = 'holder' | 'unknown' | 'other-devices' | 'no-accelerator';
 
 /** The physical device a device name stands for (`Ascend910-2c-100-3` → `Ascend910-3`). */
 export function physicalDevice(name: string): string {
@@ -69,33 +97,21 @@ export function allocatedDevices(pod: PodSummary, annotationKeys: readonly strin
 }
 
 /**
- * The pods among `pods` (one node's) holding any of `resourceIds`, by the annotations
- * `annotationKeys` (see the file comment for what the Ascend stack writes).
+ * What a per-device drain does with `pod` when the devices `resourceIds` (`Ascend910-3`, a
+ * GPU uuid) failed, reading its allocation from `annotationKeys` (pure; see the file comment
+ * for why the spec decides whether and the annotation only which).
  */
-export function podsHoldingDevices(
-  pods: readonly PodSummary[],
+export function deviceVerdict(
+  pod: PodSummary,
   resourceIds: readonly string[],
   annotationKeys: readonly string[],
-): DeviceHolders {
+): DeviceVerdict {
+  if (!requestsAccelerator(pod)) return 'no-accelerator';
   const wanted = new Set(resourceIds.map(physicalDevice));
   const kinds = new Set(resourceIds.map(kindOf).filter(Boolean));
-  const unknown: DeviceHolders = { known: false, pods: [] };
-  if (wanted.size === 0 || kinds.size === 0) return unknown;
-  // An extended resource of the devices' kind (`huawei.com/Ascend910`, `huawei.com/Ascend910-2c`).
-  const asksForKind = (pod: PodSummary): boolean =>
-    pod.deviceResources.some((resource) => kinds.has(kindOf(resource.slice(resource.indexOf('/') + 1))));
-  let readable = 0;
-  const holders: PodSummary[] = [];
-  for (const pod of pods) {
-    const held = allocatedDevices(pod, annotationKeys).filter((device) => kinds.has(kindOf(device)));
-    if (held.length === 0) {
-      // A running pod that asks for such devices but says not which: it may hold the failed one.
-      const finished = pod.phase === 'Succeeded' || pod.phase === 'Failed';
-      if (!finished && asksForKind(pod)) return unknown;
-      continue;
-    }
-    readable++;
-    if (held.some((device) => wanted.has(device))) holders.push(pod);
-  }
-  return readable > 0 ? { known: true, pods: holders } : unknown;
+  // Only names of the failed devices' kind say anything: `npu-<id>` or another chip's names
+  // are not comparable, and a pod naming none of that kind may hold the failed device.
+  const held = allocatedDevices(pod, annotationKeys).filter((device) => kinds.has(kindOf(device)));
+  if (held.length === 0) return 'unknown';
+  return held.some((device) => wanted.has(device)) ? 'holder' : 'other-devices';
 }

@@ -76,12 +76,14 @@ export const drainConfigSchema = z
       .describe('a drain that takes longer reports its blocking pods (Event, metric) and is retried later'),
     forceDeleteAfterSeconds: positiveSeconds
       .optional()
-      .describe('delete a pod whose eviction is still refused after this long (unset: never force)'),
+      .describe(
+        'delete a pod whose eviction is still refused after this long (unset: never force; needs the RBAC of k8s/controller/force-delete)',
+      ),
     perDevice: z
       .boolean()
       .default(false)
       .describe(
-        "evict only the pods holding a failed device (the device plugin's allocation annotation); the whole node when unknown",
+        'evict only pods asking for an accelerator whose allocation annotation names a failed device or none (pods asking for no accelerator stay)',
       ),
     allocationAnnotations: z
       .array(z.string().min(1).max(253))

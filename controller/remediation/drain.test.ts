@@ -275,10 +275,11 @@ describe('drainNode', () => {
     expect(again.report()).toMatchObject({ outcome: 'drained', evicted: [], skipped: [], blocking: [] });
   });
 
-  it('evicts only the holders of the failed devices when perDevice and the allocation is known', async () => {
+  it('evicts only the holders of the failed devices when perDevice; pods asking for no accelerator stay', async () => {
     const { clock, pods, add, start } = setup();
-    add({ name: 'a', annotations: { 'huawei.com/Ascend910': 'Ascend910-0' } });
-    add({ name: 'b', annotations: { 'huawei.com/Ascend910': 'Ascend910-1' } });
+    const ascend = ['huawei.com/Ascend910'];
+    add({ name: 'a', annotations: { 'huawei.com/Ascend910': 'Ascend910-0' }, deviceResources: ascend });
+    add({ name: 'b', annotations: { 'huawei.com/Ascend910': 'Ascend910-1' }, deviceResources: ascend });
     add({ name: 'web' });
     const drain = start({ devices: ['Ascend910-1'], config: config({ perDevice: true }) });
     await clock.advance(500);
@@ -288,22 +289,28 @@ describe('drainNode', () => {
       evicted: ['default/b'],
       skipped: [
         { pod: 'default/a', why: 'other-devices' },
-        { pod: 'default/web', why: 'other-devices' },
+        { pod: 'default/web', why: 'no-accelerator' },
       ],
     });
     expect(pods.has('default/a') && pods.has('default/web')).toBe(true);
   });
 
-  it('drains the whole node when perDevice is off, or the allocation is unknown', async () => {
-    const { clock, add, start } = setup();
+  it('drains the whole node when perDevice is off; per device, an unreadable allocation evicts only that pod', async () => {
+    const { clock, pods, add, start } = setup();
     add({ name: 'a', annotations: { 'huawei.com/Ascend910': 'Ascend910-0' } });
     const off = start({ devices: ['Ascend910-1'] });
     await clock.advance(500);
     expect(off.report()).toMatchObject({ scope: 'node', evicted: ['default/a'] });
     add({ name: 'plain' });
-    const unknown = start({ devices: ['Ascend910-1'], config: config({ perDevice: true }) });
+    add({ name: 'silent', deviceResources: ['huawei.com/Ascend910'] });
+    const perDevice = start({ devices: ['Ascend910-1'], config: config({ perDevice: true }) });
     await clock.advance(500);
-    expect(unknown.report()).toMatchObject({ scope: 'node', evicted: ['default/plain'] });
+    expect(perDevice.report()).toMatchObject({
+      scope: 'devices',
+      evicted: ['default/silent'],
+      skipped: [{ pod: 'default/plain', why: 'no-accelerator' }],
+    });
+    expect(pods.has('default/plain')).toBe(true);
   });
 
   it('rejects when the pods cannot be listed, and rides out a failed poll', async () => {

@@ -2,8 +2,8 @@
  * Drains one node through the Eviction API, as `kubectl drain --ignore-daemonsets
  * --delete-emptydir-data` does, for self-healing:
  *
- * - lists the node's pods once and selects them (pods-to-evict.ts; per device when asked and
- *   the allocation is known, else the whole node);
+ * - lists the node's pods once and selects them (pods-to-evict.ts; per device when asked: the
+ *   pods asking for accelerators whose allocation names a failed device or cannot be read);
  * - evicts every selected pod at once; a refusal (429: a PodDisruptionBudget) or an API
  *   failure is retried with exponential backoff and full jitter, until the pod goes, the
  *   drain ends, or `forceDeleteAfterSeconds` (when set) has passed since the first attempt:
@@ -45,7 +45,7 @@ export interface DrainDeps {
 /** One drain. */
 export interface DrainRequest {
   readonly node: string;
-  /** Failed devices' resource ids (`Ascend910-3`): evict only their holders when `config.perDevice`. */
+  /** Failed devices' resource ids (`Ascend910-3`): evict only pods that may hold them when `config.perDevice`. */
   readonly devices?: readonly string[];
   readonly config: DrainConfig;
   /** Retry delays after a refused or failed eviction (defaults 1000 and 10 000 ms). */
@@ -67,7 +67,7 @@ export interface BlockingPod {
 /** What a drain did. Pods are `namespace/name`, sorted. */
 export interface DrainReport {
   readonly outcome: DrainOutcome;
-  /** `devices` when only the failed devices' holders were selected. */
+  /** `devices` when only pods that may hold the failed devices were selected (`config.perDevice`). */
   readonly scope: 'node' | 'devices';
   /** Pods whose eviction was accepted. */
   readonly evicted: string[];
@@ -147,6 +147,10 @@ export async function drainNode(
           evict: selection.evict.length,
           terminating: selection.waitFor.length,
           skipped: skipped.length,
+          // Evicted because they ask for accelerators and say not which: worth a look.
+          ...(selection.unknownAllocation.length > 0
+            ? { unknownAllocation: selection.unknownAllocation.slice(0, 20) }
+            : {}),
         },
         'drain started',
       );

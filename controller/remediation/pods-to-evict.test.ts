@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { fakePod } from './fake-pod-client.js';
+import type { PodSummary } from './pod-client.js';
 import { podsToEvict } from './pods-to-evict.js';
 
 const KEYS = ['huawei.com/Ascend910'];
@@ -39,33 +40,70 @@ describe('podsToEvict', () => {
   });
 
   describe('per device', () => {
-    const holder = fakePod({ name: 'holder', annotations: { 'huawei.com/Ascend910': 'Ascend910-1' } });
-    const other = fakePod({ name: 'other', annotations: { 'huawei.com/Ascend910': 'Ascend910-0' } });
-    const leaving = fakePod({
-      name: 'leaving',
-      terminating: true,
-      annotations: { 'huawei.com/Ascend910': 'Ascend910-1' },
-    });
+    const ASCEND = ['huawei.com/Ascend910'];
+    const chip = (name: string, devices: string | undefined, extra: Partial<PodSummary> = {}) =>
+      fakePod({
+        name,
+        deviceResources: ASCEND,
+        annotations: devices === undefined ? {} : { 'huawei.com/Ascend910': devices },
+        ...extra,
+      });
+    const holder = chip('holder', 'Ascend910-1');
+    const other = chip('other', 'Ascend910-0');
+    const leaving = chip('leaving', 'Ascend910-1', { terminating: true });
+    const silent = chip('silent', undefined);
+    const silentLeaving = chip('silent-leaving', undefined, { terminating: true });
     const scope = { kind: 'devices', devices: ['Ascend910-1'], annotationKeys: KEYS } as const;
 
-    it('evicts only the holders of the failed devices when the allocation is known', () => {
+    it('evicts only the holders of the failed devices; pods asking for no accelerator stay', () => {
       const selection = podsToEvict([holder, other, web, agent, leaving, going], scope);
       expect(selection.scope).toBe('devices');
       expect(selection.evict).toEqual([holder]);
       expect(selection.waitFor).toEqual([leaving]);
+      expect(selection.unknownAllocation).toEqual([]);
       expect(selection.skipped).toEqual([
         { pod: 'default/other', why: 'other-devices' },
-        { pod: 'default/web', why: 'other-devices' },
+        { pod: 'default/web', why: 'no-accelerator' },
         { pod: 'ai-infra/agent', why: 'daemonset' },
         { pod: 'default/leaving', why: 'terminating' },
         { pod: 'default/going', why: 'terminating' },
       ]);
     });
 
-    it('falls back to the whole node when the allocation is unknown', () => {
-      const selection = podsToEvict([web, scratch, agent], scope);
-      expect(selection.scope).toBe('node');
-      expect(selection.evict).toEqual([web, scratch]);
+    it('evicts an accelerator pod without a readable allocation itself, and no one else for it', () => {
+      const selection = podsToEvict([silent, holder, other, web, scratch, bare, silentLeaving], scope);
+      expect(selection.scope).toBe('devices');
+      expect(selection.evict).toEqual([silent, holder]);
+      expect(selection.waitFor).toEqual([silentLeaving]);
+      expect(selection.unknownAllocation).toEqual(['default/silent', 'default/silent-leaving']);
+      expect(selection.skipped.map((s) => [s.pod, s.why])).toEqual([
+        ['default/other', 'other-devices'],
+        ['default/web', 'no-accelerator'],
+        ['default/scratch', 'no-accelerator'],
+        ['jobs/bare', 'no-accelerator'],
+        ['default/silent-leaving', 'terminating'],
+      ]);
+    });
+
+    it('does not evict a pod that asks for no accelerator but claims the failed device in its annotation', () => {
+      const claims = fakePod({ name: 'claims', annotations: { 'huawei.com/Ascend910': 'Ascend910-1' } });
+      const selection = podsToEvict([claims], scope);
+      expect(selection.evict).toEqual([]);
+      expect(selection.skipped).toEqual([{ pod: 'default/claims', why: 'no-accelerator' }]);
+    });
+
+    it('leaves DaemonSet, mirror and finished pods alone as on a whole-node drain', () => {
+      const selection = podsToEvict(
+        [
+          chip('ds', undefined, { daemonSet: true }),
+          chip('static', undefined, { mirror: true }),
+          chip('done', 'Ascend910-1', { phase: 'Succeeded' }),
+        ],
+        scope,
+      );
+      expect(selection.evict).toEqual([]);
+      expect(selection.unknownAllocation).toEqual([]);
+      expect(selection.skipped.map((s) => s.why)).toEqual(['daemonset', 'mirror', 'finished']);
     });
   });
 });

@@ -6,18 +6,23 @@
  * volumes are evicted (their scratch data goes with them) and pods without a controller too
  * (kubectl's `--force`): the node is failing, nothing on it is worth keeping.
  *
- * Per device, only the pods holding one of the failed devices are evicted, when the device
- * plugin's allocation can be read (allocation.ts); otherwise the whole node is drained.
+ * Per device, only pods that ask for an accelerator are candidates, and of those the ones whose
+ * allocation annotation names a failed device, or names none of that kind (allocation.ts: the
+ * spec decides whether a pod may hold a device, the tenant-writable annotation only which).
+ * A pod with no readable annotation is evicted itself; it never turns the drain into a
+ * whole-node one.
  */
-import { podsHoldingDevices } from './allocation.js';
+import { deviceVerdict } from './allocation.js';
 import { podKey, type PodSummary } from './pod-client.js';
 
 /**
  * Why a pod is not evicted: `daemonset`, `mirror`, `terminating` (already going: the drain
- * waits for it instead), `finished` (Succeeded or Failed), `other-devices` (per-device drain:
- * it holds none of the failed devices).
+ * waits for it instead), `finished` (Succeeded or Failed); per-device drains only:
+ * `other-devices` (its allocation names only other devices), `no-accelerator` (it asks for no
+ * accelerator resource, so no device plugin gave it one).
  */
-export type PodSkipReason = 'daemonset' | 'mirror' | 'terminating' | 'finished' | 'other-devices';
+export type PodSkipReason =
+  'daemonset' | 'mirror' | 'terminating' | 'finished' | 'other-devices' | 'no-accelerator';
 
 /** A pod left alone, and why. */
 export interface SkippedPod {
@@ -27,8 +32,8 @@ export interface SkippedPod {
 }
 
 /**
- * What to drain: the whole node, or only the pods holding `devices` (resource ids such as
- * `Ascend910-3`) according to the allocation annotations `annotationKeys`.
+ * What to drain: the whole node, or only the pods that may hold `devices` (resource ids such
+ * as `Ascend910-3`), located through the allocation annotations `annotationKeys`.
  */
 export type EvictionScope =
   | { readonly kind: 'node' }
@@ -40,10 +45,15 @@ export type EvictionScope =
 
 /** The outcome of the selection. */
 export interface EvictionSelection {
-  /** The scope applied: `devices` only when the allocation was known, else `node`. */
+  /** The scope applied (the one asked for). */
   readonly scope: 'node' | 'devices';
   /** Pods to evict. */
   readonly evict: PodSummary[];
+  /**
+   * Per device: the pods among `evict` (and `waitFor`) evicted because they ask for
+   * accelerators without an allocation annotation naming the failed devices' kind.
+   */
+  readonly unknownAllocation: string[];
   /** Pods in scope already terminating: not evicted again, but the drain waits for them. */
   readonly waitFor: PodSummary[];
   /** Pods left alone, with why (the terminating ones among them). */
@@ -64,19 +74,19 @@ export function podsToEvict(
   pods: readonly PodSummary[],
   scope: EvictionScope = { kind: 'node' },
 ): EvictionSelection {
-  let holding: ReadonlySet<PodSummary> | undefined;
-  if (scope.kind === 'devices') {
-    const allocation = podsHoldingDevices(pods, scope.devices, scope.annotationKeys);
-    if (allocation.known) holding = new Set(allocation.pods);
-  }
   const evict: PodSummary[] = [];
   const waitFor: PodSummary[] = [];
   const skipped: SkippedPod[] = [];
+  const unknownAllocation: string[] = [];
   for (const pod of pods) {
-    const why = skipReason(pod) ?? (holding && !holding.has(pod) ? 'other-devices' : null);
+    const verdict =
+      scope.kind === 'devices' ? deviceVerdict(pod, scope.devices, scope.annotationKeys) : 'holder';
+    const outOfScope = verdict === 'other-devices' || verdict === 'no-accelerator';
+    const why = skipReason(pod) ?? (outOfScope ? verdict : null);
     if (why === null) evict.push(pod);
     else skipped.push({ pod: podKey(pod), why });
-    if (why === 'terminating' && (!holding || holding.has(pod))) waitFor.push(pod);
+    if (why === 'terminating' && !outOfScope) waitFor.push(pod);
+    if (verdict === 'unknown' && (why === null || why === 'terminating')) unknownAllocation.push(podKey(pod));
   }
-  return { scope: holding ? 'devices' : 'node', evict, waitFor, skipped };
+  return { scope: scope.kind, evict, waitFor, skipped, unknownAllocation };
 }

@@ -8,11 +8,25 @@
  * - any other boot_id: a new boot, which replaces the old one (seq restarts).
  *
  * Only the last few replaced boot ids are remembered (RETIRED_BOOTS), which bounds memory.
+ *
+ * **A jump is not trusted blindly.** One snapshot with a `seq` far ahead (more than
+ * MAX_SEQ_JUMP past the newest) would otherwise drop every later snapshot of the real agent as
+ * `out-of-order` until it restarts: what a stolen function token, which names any `boot_id`
+ * the agent's /v1/health shows, could do to silence a node. So after such a jump the sequence
+ * it left keeps going: a snapshot between the seq the jump started from and the newest is
+ * accepted when it is newer than the last one accepted below the jump (`behind-jump`). An
+ * agent's own sequence never jumps that far (it sends about one snapshot a second and queues at
+ * most 1,024), and if it ever did, its stragglers are applied rather than lost. What this does
+ * not stop: a sender that keeps racing a few seqs ahead of the agent (no jump) drops the agent's
+ * snapshots for as long as it keeps sending; that shows as `out-of-order` in the controllers'
+ * observation metrics and needs the function's token (docs/security.md).
  */
 import type { DropReason } from './api.js';
 
 /** How many replaced boot ids each node remembers. */
 export const RETIRED_BOOTS = 4;
+/** A seq more than this past the newest accepted opens a second lane below it (see above). */
+export const MAX_SEQ_JUMP = 10_000;
 
 /** Per-node admission state. */
 export interface BootTrack {
@@ -22,18 +36,37 @@ export interface BootTrack {
   lastSeq: number;
   /** Replaced boot ids, newest last. */
   retired: string[];
+  /**
+   * After a jump of more than MAX_SEQ_JUMP in this boot: the newest seq accepted in the lane
+   * the jump left (it may go on up to lastSeq); null when this boot never jumped.
+   */
+  belowJump: number | null;
 }
 
 /** A fresh admission state. */
 export function newBootTrack(): BootTrack {
-  return { bootId: null, lastSeq: -1, retired: [] };
+  return { bootId: null, lastSeq: -1, retired: [], belowJump: null };
 }
 
-/** Decides and records: `next` (same boot), `new-boot`, or why the snapshot is dropped. */
-export function admit(track: BootTrack, bootId: string, seq: number): 'next' | 'new-boot' | DropReason {
+/** An accepted snapshot: of the boot's sequence, of a new boot, or of the lane a jump left. */
+export type Admitted = 'next' | 'new-boot' | 'behind-jump';
+
+/** Whether `verdict` admits the snapshot. */
+export function admitted(verdict: Admitted | DropReason): verdict is Admitted {
+  return verdict === 'next' || verdict === 'new-boot' || verdict === 'behind-jump';
+}
+
+/** Decides and records: accepted (`Admitted`), or why the snapshot is dropped. */
+export function admit(track: BootTrack, bootId: string, seq: number): Admitted | DropReason {
   if (track.bootId === bootId) {
-    if (seq === track.lastSeq) return 'duplicate';
-    if (seq < track.lastSeq) return 'out-of-order';
+    if (seq === track.lastSeq || seq === track.belowJump) return 'duplicate';
+    if (seq < track.lastSeq) {
+      if (track.belowJump === null || seq < track.belowJump) return 'out-of-order';
+      track.belowJump = seq;
+      return 'behind-jump';
+    }
+    // A second jump keeps the first lane: two forged jumps must not make the forger's lane the one kept.
+    if (seq - track.lastSeq > MAX_SEQ_JUMP) track.belowJump ??= track.lastSeq;
     track.lastSeq = seq;
     return 'next';
   }
@@ -45,5 +78,6 @@ export function admit(track: BootTrack, bootId: string, seq: number): 'next' | '
   }
   track.bootId = bootId;
   track.lastSeq = seq;
+  track.belowJump = null;
   return first ? 'next' : 'new-boot';
 }

@@ -44,7 +44,7 @@ import type {
   Transition,
 } from './api.js';
 import { DeadlineQueue, type DeadlineEntry } from './deadlines.js';
-import { admit } from './dedup.js';
+import { admit, admitted } from './dedup.js';
 import type { Withheld } from './budget.js';
 import { compareText, publishedReason, renderDocument, renderNodeEntry } from './document.js';
 import { evaluateSample, type SampleParams } from './evaluate.js';
@@ -152,8 +152,7 @@ class Engine implements ReloadableEngine {
       return { accepted: false, dropped: 'too-many-devices', transitions: NO_TRANSITIONS };
     const node = this.#node(snapshot.node);
     const verdict = admit(node.boot, snapshot.boot_id, snapshot.seq);
-    if (verdict !== 'next' && verdict !== 'new-boot')
-      return { accepted: false, dropped: verdict, transitions: NO_TRANSITIONS };
+    if (!admitted(verdict)) return { accepted: false, dropped: verdict, transitions: NO_TRANSITIONS };
     if (verdict === 'new-boot') node.epoch++;
 
     const out: Transition[] = [];

@@ -23,5 +23,5 @@ export type {
 } from './api.js';
 export { compareText } from './document.js';
 export { formatTimestamp, parseTimestamp } from './time.js';
-export { admit, newBootTrack, type BootTrack } from './dedup.js';
+export { MAX_SEQ_JUMP, admit, admitted, newBootTrack, type Admitted, type BootTrack } from './dedup.js';
 export type { LatchedDevice, NodeSeed } from './seed.js';

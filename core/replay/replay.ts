@@ -33,6 +33,7 @@ import { ParseError, fromZodError } from '../errors.js';
 import { devicesIn } from '../normalise.js';
 import {
   admit,
+  admitted,
   compareText,
   createEngine,
   newBootTrack,
@@ -101,7 +102,7 @@ export class Replay {
     let track = this.#admission.get(snapshot.node);
     if (!track) this.#admission.set(snapshot.node, (track = newBootTrack()));
     const verdict = admit(track, snapshot.boot_id, snapshot.seq);
-    return verdict === 'next' || verdict === 'new-boot';
+    return admitted(verdict);
   }
 }
 

@@ -531,6 +531,32 @@ describe('POST /v1/snapshots: the request', () => {
     });
   });
 
+  it('422 simulated_collector for a snapshot of collector "sim" unless allowSimulatedCollectors, naming the field; nothing forwarded', async () => {
+    const sim = (seq: number): ReturnType<typeof gpuSnapshot> => ({
+      ...gpuSnapshot({ seq }),
+      collector: 'sim',
+    });
+    const h = await start();
+    expect(expectError(await postSnapshots(h.server.url, sim(1)), 422, 'simulated_collector')).toBe(
+      '/collector: "sim" is a simulated collector, refused unless the function runs with --allow-simulated-collectors',
+    );
+    // One simulated snapshot refuses its whole batch, and says which.
+    const batch = batchBody(gpuSnapshot({ seq: 2 }), sim(3));
+    expect(expectError(await postSnapshots(h.server.url, batch), 422, 'simulated_collector')).toMatch(
+      /^\/snapshots\/1\/collector: "sim" is a simulated collector/,
+    );
+    expect(h.forwarder.calls).toEqual([]);
+    expect(await metric(h.registry, 'snapshots_total')).toEqual({ 'result=invalid': 3 });
+    expect(await metric(h.registry, 'validation_failures_total')).toEqual({
+      'reason=simulated_collector': 2,
+    });
+    // A real collector is accepted as ever; with the flag (demos, tests) so is the simulator.
+    expect((await postSnapshots(h.server.url, gpuSnapshot({ seq: 4 }))).status).toBe(200);
+    const demo = await start({}, { allowSimulatedCollectors: true });
+    expect((await postSnapshots(demo.server.url, sim(1))).status).toBe(200);
+    expect(demo.forwarder.calls.map((call) => call.map((s) => s.collector))).toEqual([['sim']]);
+  });
+
   it.each(['GET', 'PUT', 'DELETE', 'PATCH'])('405 for %s, with Allow: POST', async (method) => {
     const h = await start();
     const response = await postSnapshots(h.server.url, '{}', { method });

@@ -11,7 +11,8 @@
  * body within `bodyTimeoutMs` (408) and `maxBodyBytes` (413, counted after any
  * Content-Encoding); JSON, CloudEvent attributes and the whole batch's schema (400 naming
  * the field as a JSON pointer); at most `maxDevicesPerNode` devices per snapshot (422 naming
- * the count); every snapshot's `node` equal to the token's node (403).
+ * the count); no snapshot of the simulated collector unless `allowSimulatedCollectors` (422
+ * naming `collector`); every snapshot's `node` equal to the token's node (403).
  * Only then is anything forwarded, so a refused request forwards nothing. No leader within
  * the Forwarder's bound is a 503 with `Retry-After`. Anything unexpected is a 500 with a
  * generic message, logged; no answer carries a stack trace.
@@ -55,6 +56,7 @@ import {
   mayHoldPollutingKey,
   parseSnapshots,
   refusePollutingKeys,
+  refuseSimulatedCollectors,
   type SnapshotBatchLimit,
 } from './validate.js';
 
@@ -115,6 +117,8 @@ export interface FunctionAppOptions {
   retryAfterSeconds?: number;
   /** Metric names start `npu_fault_<metricsComponent>_` (default `function`). */
   metricsComponent?: string;
+  /** Accept snapshots of the simulated collector (`sim`); default false: 422 `simulated_collector`. */
+  allowSimulatedCollectors?: boolean;
 }
 
 /** The agents' namespace by default. */
@@ -142,6 +146,7 @@ interface Settings {
   bodyTimeoutMs: number;
   eventTypes: ReadonlySet<string>;
   retryAfter: number;
+  allowSimulated: boolean;
 }
 
 /**
@@ -256,6 +261,7 @@ function settingsOf(options: FunctionAppOptions): Settings {
     bodyTimeoutMs: positiveInteger(options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS, 'bodyTimeoutMs'),
     eventTypes,
     retryAfter: positiveInteger(options.retryAfterSeconds ?? 1, 'retryAfterSeconds'),
+    allowSimulated: options.allowSimulatedCollectors ?? false,
   };
 }
 
@@ -279,6 +285,7 @@ function validate(
     const snapshots = parseSnapshots(data, decoded.at, settings.batch);
     const batch = isPlainObject(data) && Object.hasOwn(data, 'snapshots');
     refuseTooManyDevices(snapshots, decoded.at, batch, settings.maxDevices);
+    if (!settings.allowSimulated) refuseSimulatedCollectors(snapshots, decoded.at, batch);
     return { snapshots, at: decoded.at, batch };
   } catch (error) {
     metrics.snapshots.inc({ result: 'invalid' }, claimedCount(data));

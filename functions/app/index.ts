@@ -27,5 +27,4 @@ export {
   type FunctionAppDeps,
   type FunctionAppOptions,
 } from './app.js';
-export { createTokenReviewMetrics } from './metrics.js';
 export { AGENT_SERVICE_ACCOUNT, NODE_NAME_EXTRA, agentUser } from './node-binding.js';

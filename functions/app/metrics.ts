@@ -1,11 +1,11 @@
 /**
  * The ingest endpoint's metrics, in the registry the function passes in (one app per
  * registry: the names are fixed). The forwarder registers its own (`forward_*`, `replicas`)
- * in the same registry. Label values are bounded: `code` is a status the app answers with,
- * `result` one of three (snapshots) or four (token reviews), `reason` an error code of this
- * folder.
+ * in the same registry, and the token reviewer its own (platform/k8s/token-review-metrics.ts).
+ * Label values are bounded: `code` is a status the app answers with, `result` one of three,
+ * `reason` an error code of this folder.
  */
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import { metricPrefix, type Registry } from '../../platform/index.js';
 
 /** The endpoint's instruments. */
@@ -59,49 +59,4 @@ export function createFunctionMetrics(registry: Registry, component = 'function'
       registers,
     }),
   };
-}
-
-/** What one token review came to (platform/k8s TokenReviewOutcome). */
-type ReviewOutcome = 'authenticated' | 'rejected' | 'unavailable' | 'busy';
-const REVIEW_OUTCOMES: readonly ReviewOutcome[] = ['authenticated', 'rejected', 'unavailable', 'busy'];
-
-/**
- * Registers the token reviewer's metrics under `npu_fault_<component>_`:
- * `token_reviews_total{result}` (TokenReviews sent, those ahead of a stay's end included, by
- * outcome, and `busy`: reviews refused because `maxConcurrentReviews` were in flight and
- * `maxQueuedReviews` waiting), and the
- * gauges `token_reviews_in_flight` and `token_reviews_queued`, read from `load` at scrape
- * time. Returns the reviewer's `onOutcome`.
- */
-export function createTokenReviewMetrics(
-  registry: Registry,
-  load: () => { inFlight: number; queued: number },
-  component = 'function',
-): (outcome: ReviewOutcome) => void {
-  const prefix = metricPrefix(component);
-  const registers = [registry];
-  const reviews = new Counter({
-    name: `${prefix}token_reviews_total`,
-    help: 'TokenReviews sent, for tokens not cached or reviewed ahead of the end of their stay (a failed one ahead of time leaves requests answered from the cache), by result (authenticated, rejected, unavailable; busy: refused for capacity, 503)',
-    labelNames: ['result'],
-    registers,
-  });
-  for (const result of REVIEW_OUTCOMES) reviews.inc({ result }, 0);
-  new Gauge({
-    name: `${prefix}token_reviews_in_flight`,
-    help: 'TokenReview requests in flight to the apiserver (at most maxConcurrentReviews)',
-    registers,
-    collect() {
-      this.set(load().inFlight);
-    },
-  });
-  new Gauge({
-    name: `${prefix}token_reviews_queued`,
-    help: 'Token reviews waiting for a turn (at most maxQueuedReviews)',
-    registers,
-    collect() {
-      this.set(load().queued);
-    },
-  });
-  return (outcome) => reviews.inc({ result: outcome });
 }

@@ -94,6 +94,26 @@ function invalid(error: z.ZodError, at: string): InvalidBodyError {
   return new InvalidBodyError(at + jsonPointer(issue?.path ?? []), issue?.message ?? 'invalid');
 }
 
+/** Collectors whose readings are made up (`npu-fault agent --collector sim`). */
+export const SIMULATED_COLLECTORS: ReadonlySet<string> = new Set(['sim']);
+
+/**
+ * 422 `simulated_collector` naming the first snapshot whose `collector` is simulated: a demo
+ * agent left running (or started) in a real cluster must not report made-up failures that
+ * cordon and drain nodes. It stops an accident, not a liar: any agent can name another collector.
+ */
+export function refuseSimulatedCollectors(snapshots: readonly Snapshot[], at: string, batch: boolean): void {
+  snapshots.forEach((snapshot, i) => {
+    if (!SIMULATED_COLLECTORS.has(snapshot.collector)) return;
+    const pointer = `${at}${batch ? `/snapshots/${i}` : ''}/collector`;
+    throw new AppError(
+      'simulated_collector',
+      `${pointer}: "${snapshot.collector}" is a simulated collector, refused unless the function runs with --allow-simulated-collectors`,
+      { status: 422 },
+    );
+  });
+}
+
 /** Throws InvalidBodyError (`forbidden_key`) when `body` holds a prototype-polluting key. */
 export function refusePollutingKeys(body: unknown): void {
   const polluting = findPollutingKey(body);

@@ -15,7 +15,7 @@ interface EndpointSpec {
 function slice(
   name: string,
   endpoints: EndpointSpec[],
-  options: { ports?: { name?: string; port: number }[]; addressType?: string } = {},
+  options: { ports?: { name?: string; port: number; appProtocol?: string }[]; addressType?: string } = {},
 ): RawObject {
   return {
     apiVersion: 'discovery.k8s.io/v1',
@@ -78,6 +78,16 @@ describe('replicasOfSlice', () => {
     ],
   ])('%s', (_name, raw, expected) => {
     expect(replicasOfSlice(raw).map((r) => `${r.identity}=${r.url}`)).toEqual(expected);
+  });
+
+  it("is https when the port's appProtocol says so, checked against the Service's name", () => {
+    const raw = slice('s', [{ address: '10.0.0.5', pod: 'c-0' }], {
+      ports: [{ name: 'http', port: 8443, appProtocol: 'https' }],
+    });
+    expect(replicasOfSlice(raw, 'http', 'npu-fault-controller.ai-infra.svc')).toEqual([
+      { identity: 'c-0', url: 'https://10.0.0.5:8443', serverName: 'npu-fault-controller.ai-infra.svc' },
+    ]);
+    expect(replicasOfSlice(raw)).toEqual([{ identity: 'c-0', url: 'https://10.0.0.5:8443' }]);
   });
 });
 

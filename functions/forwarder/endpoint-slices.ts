@@ -6,9 +6,12 @@
  * An endpoint is a replica when it is ready (`conditions.ready` true, or absent: the API
  * says consumers should treat an unknown readiness as ready), has an address and a
  * `targetRef` name. Its identity is that name, the pod's, which is what the controller puts
- * in the Lease; its URL is `http://<first address>:<the slice's port named "http">`. A
- * slice without that port contributes nothing. A pod listed by two slices (while the
- * EndpointSlice controller moves it) counts once.
+ * in the Lease; its URL is `http://<first address>:<the slice's port named "http">`, or
+ * `https://…` when that port's `appProtocol` is `https` (the Service says the controllers serve
+ * TLS: k8s/controller/tls), whose certificate is then checked against the
+ * Service's name `<service>.<namespace>.svc`, not the pod's address. A slice without that port
+ * contributes nothing. A pod listed by two slices (while the EndpointSlice controller moves
+ * it) counts once.
  */
 import type * as k8s from '@kubernetes/client-node';
 import type { Clock, Logger, Registry } from '../../platform/index.js';
@@ -59,6 +62,11 @@ export interface EndpointSliceSourceOptions extends Pick<
 > {
   /** The port name of the observation endpoint (default `http`). */
   portName?: string;
+  /**
+   * The name an https replica's certificate must carry (the function passes
+   * `<service>.<namespace>.svc`); unset: the pod's address.
+   */
+  serverName?: string;
 }
 
 /** A ReplicaSource following EndpointSlices; run it (Runnable) to fill it. */
@@ -67,6 +75,7 @@ export function createEndpointSliceReplicaSource(
   options: EndpointSliceSourceOptions = {},
 ): ReplicaSource {
   const portName = options.portName ?? OBSERVATIONS_PORT_NAME;
+  const serverName = options.serverName;
   const listeners = new Listeners();
   let current: readonly Replica[] = [];
   const loop = createWatchLoop<readonly Replica[]>(
@@ -74,7 +83,7 @@ export function createEndpointSliceReplicaSource(
     {
       resource: 'endpointslices',
       metricsComponent: 'function',
-      transform: (raw) => replicasOfSlice(raw, portName),
+      transform: (raw) => replicasOfSlice(raw, portName, serverName),
       watchdogMs: options.watchdogMs,
       initialBackoffMs: options.initialBackoffMs,
       maxBackoffMs: options.maxBackoffMs,
@@ -97,15 +106,23 @@ export function createEndpointSliceReplicaSource(
 }
 
 /** The ready replicas one EndpointSlice lists (only the fields used are read). */
-export function replicasOfSlice(raw: RawObject, portName: string = OBSERVATIONS_PORT_NAME): Replica[] {
+export function replicasOfSlice(
+  raw: RawObject,
+  portName: string = OBSERVATIONS_PORT_NAME,
+  serverName?: string,
+): Replica[] {
   const slice = raw as {
     addressType?: unknown;
     ports?: unknown;
     endpoints?: unknown;
   };
-  const port = Array.isArray(slice.ports)
-    ? (slice.ports as { name?: unknown; port?: unknown }[]).find((p) => p?.name === portName)?.port
+  const found = Array.isArray(slice.ports)
+    ? (slice.ports as { name?: unknown; port?: unknown; appProtocol?: unknown }[]).find(
+        (p) => p?.name === portName,
+      )
     : undefined;
+  const port = found?.port;
+  const https = found?.appProtocol === 'https';
   if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return [];
   if (slice.addressType !== 'IPv4' && slice.addressType !== 'IPv6') return [];
   const replicas: Replica[] = [];
@@ -121,7 +138,11 @@ export function replicasOfSlice(raw: RawObject, portName: string = OBSERVATIONS_
     if (typeof address !== 'string' || address === '') continue;
     if (typeof identity !== 'string' || identity === '') continue;
     const host = slice.addressType === 'IPv6' ? `[${address}]` : address;
-    replicas.push({ identity, url: `http://${host}:${port}` });
+    replicas.push(
+      https
+        ? { identity, url: `https://${host}:${port}`, ...(serverName ? { serverName } : {}) }
+        : { identity, url: `http://${host}:${port}` },
+    );
   }
   return replicas;
 }

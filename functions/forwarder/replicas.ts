@@ -9,8 +9,13 @@ import { ConfigError, type Runnable } from '../../platform/index.js';
 /** One controller replica: its identity (the pod name, as in the Lease) and where it listens. */
 export interface Replica {
   readonly identity: string;
-  /** Origin of its observation endpoint, `http://host:port` (no path). */
+  /** Origin of its observation endpoint, `http://host:port` or `https://…` (no path). */
   readonly url: string;
+  /**
+   * For https: the name its certificate must be valid for, when not the URL's host (a replica
+   * reached by pod IP presents the Service's certificate, `npu-fault-controller.<ns>.svc`).
+   */
+  readonly serverName?: string;
 }
 
 /** Called when what a source knows changes. Returns nothing; a throw is the caller's bug. */

@@ -445,13 +445,18 @@ describe('createHttpTransport to an https replica (a proxy or mesh in front of t
    * Posts one observation to `url` from a fresh node process (NODE_EXTRA_CA_CERTS is read only
    * when a process starts) and returns what the transport resolved or rejected with.
    */
-  function postFromChild(url: string, extraCa: string | undefined): Promise<Record<string, unknown>> {
+  function postFromChild(
+    url: string,
+    extraCa: string | undefined,
+    serverName?: string,
+  ): Promise<Record<string, unknown>> {
+    const replica = { identity: 'controller-0', url, ...(serverName ? { serverName } : {}) };
     const script = `
       const { createHttpTransport } = await import(${JSON.stringify(new URL('transport.ts', import.meta.url).href)});
       const transport = createHttpTransport();
       const body = JSON.stringify({ observations: [{ snapshot: { node: 'node-a' } }] });
       try {
-        const answer = await transport.post({ identity: 'controller-0', url: ${JSON.stringify(url)} },
+        const answer = await transport.post(${JSON.stringify(replica)},
           { body, token: 't', signal: AbortSignal.timeout(10_000) });
         process.stdout.write(JSON.stringify({ answer }));
       } catch (error) {
@@ -499,6 +504,18 @@ describe('createHttpTransport to an https replica (a proxy or mesh in front of t
       },
     });
   }, 20_000);
+
+  it("checks the certificate against the replica's serverName, not the address dialled", async () => {
+    const replica = await httpsReplica();
+    cleanups.push(replica.close);
+    // Dialled by IP, as a pod IP from an EndpointSlice; the certificate also names localhost.
+    expect(await postFromChild(replica.url, testdata('ca.pem'), 'localhost')).toMatchObject({
+      answer: { leader: true },
+    });
+    const wrong = await postFromChild(replica.url, testdata('ca.pem'), 'npu-fault-controller.ai-infra.svc');
+    expect(wrong.reason).toBe('connection');
+    expect(wrong.message).toMatch(/npu-fault-controller\.ai-infra\.svc/);
+  }, 30_000);
 
   it('refuses the replica as a connection failure when no trusted CA signed its certificate', async () => {
     const replica = await httpsReplica();

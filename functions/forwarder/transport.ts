@@ -14,6 +14,7 @@
  * 13 s instead of 29, and at 750/s a p99 of 5 ms instead of 70 ms, with 40% less CPU.
  */
 import type { Agent, ClientRequest, IncomingMessage } from 'node:http';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import {
   OBSERVATIONS_PATH,
   dropReasonSchema,
@@ -76,12 +77,21 @@ export function createHttpTransport(options: HttpTransportOptions = {}): Replica
     if (!endpoint) {
       const target = new URL(OBSERVATIONS_PATH, replica.url);
       const http = target.protocol === 'https:' ? nodeHttps : nodeHttp;
+      const serverName = replica.serverName;
       const agent = new http.Agent({
         keepAlive: true,
         maxSockets: options.connections ?? 4,
         // Idle sockets close after this (the caller's signal bounds a request in flight).
         timeout: options.keepAliveTimeoutMs ?? 30_000,
         scheduling: 'lifo',
+        // A replica reached by pod IP shows the Service's certificate: check it for that name.
+        ...(serverName
+          ? {
+              servername: serverName,
+              checkServerIdentity: (_host: string, cert: PeerCertificate) =>
+                checkServerIdentity(serverName, cert),
+            }
+          : {}),
       });
       endpoint = { target, agent, request: http.request };
       endpoints.set(replica.url, endpoint);

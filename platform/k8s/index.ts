@@ -10,10 +10,22 @@ export {
   kubeTokenReview,
   type AuthenticatedUser,
   type ReviewToken,
+  type TokenReviewOutcome,
   type TokenReviewStatus,
   type TokenReviewer,
   type TokenReviewerOptions,
 } from './token-review.js';
+export {
+  LOCAL_TOKEN_CHECK_DEFAULTS,
+  createLocalTokenCheck,
+  kubeIssuerKeys,
+  type FetchIssuerKeys,
+  type IssuerKeys,
+  type LocalTokenCheck,
+  type LocalTokenCheckOptions,
+  type LocalVerdict,
+} from './local-token-check.js';
+export { createTokenReviewMetrics, type TokenReviewMetrics } from './token-review-metrics.js';
 export {
   LIST_PAGE_SIZE,
   RESTART_REASONS,

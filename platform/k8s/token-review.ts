@@ -38,6 +38,11 @@
  * - **Audiences.** When `audiences` are set the review asks for them, and a token the
  *   apiserver authenticates for none of them is refused (TokenReview's documented check: an
  *   audience-unaware authenticator may answer `authenticated` without `status.audiences`).
+ * - **Checked here first.** With `localCheck` (local-token-check.ts) a token not cached is
+ *   first checked against the apiserver's published keys: one that fails is refused (and
+ *   cached as refused) without a review, one that passes is reviewed in the pool above, and
+ *   one that cannot be checked (keys not read) in a small pool of its own (`unverifiedMaxConcurrent`
+ *   2, `unverifiedMaxQueued` 8), so garbage never takes a slot a good token needs.
  *
  * A token never appears in an error, a log line or a cache key.
  */
@@ -46,6 +51,7 @@ import { decodeJwt } from 'jose';
 import { hash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { AppError, K8sApiError } from '../errors.js';
+import type { LocalTokenCheck } from './local-token-check.js';
 import { requestOptions } from './request-options.js';
 
 /** Who a token belongs to, as the apiserver reported it. */
@@ -120,6 +126,12 @@ export interface TokenReviewerOptions {
   maxConcurrent?: number;
   /** Most reviews waiting for one of those; beyond, a 503 at once (default 64; 0: no queue). */
   maxQueued?: number;
+  /** Checks a token before its review: a failure is refused without one (local-token-check.ts). */
+  localCheck?: LocalTokenCheck;
+  /** Most reviews in flight at once of tokens the local check could not tell about (default 2). */
+  unverifiedMaxConcurrent?: number;
+  /** Most such reviews waiting (default 8; 0: no queue). */
+  unverifiedMaxQueued?: number;
   /**
    * Told of every TokenReview's outcome (background reviews ahead of a stay's end included:
    * an `unavailable` there failed no request) and of every review refused for want of
@@ -131,9 +143,10 @@ export interface TokenReviewerOptions {
 /**
  * What became of one review: the apiserver `authenticated` the token (for an audience asked
  * for) or `rejected` it, or it could not be asked (`unavailable`: an error or the timeout),
- * or it was not asked because too many reviews were in flight and queued (`busy`).
+ * or it was not asked because too many reviews were in flight and queued (`busy`), or because
+ * the local check refused the token (`refused_locally`).
  */
-export type TokenReviewOutcome = 'authenticated' | 'rejected' | 'unavailable' | 'busy';
+export type TokenReviewOutcome = 'authenticated' | 'rejected' | 'unavailable' | 'busy' | 'refused_locally';
 
 /** Checks bearer tokens. */
 export interface TokenReviewer {
@@ -161,6 +174,8 @@ export const TOKEN_REVIEW_DEFAULTS = {
   timeoutMs: 5_000,
   maxConcurrent: 16,
   maxQueued: 64,
+  unverifiedMaxConcurrent: 2,
+  unverifiedMaxQueued: 8,
 } as const;
 
 /** The request carries no usable bearer token, or the apiserver refused it: answer 401. */
@@ -224,11 +239,13 @@ export function createTokenReviewer(options: TokenReviewerOptions): TokenReviewe
   const accepted = new TtlLruCache<Accepted>(setting('max'), clock);
   const refused = new TtlLruCache<Verdict>(setting('negativeMax'), clock);
   const slots = new Slots(setting('maxConcurrent'), setting('maxQueued', 0));
+  const unverifiedSlots = new Slots(setting('unverifiedMaxConcurrent'), setting('unverifiedMaxQueued', 0));
+  const localCheck = options.localCheck;
   const inFlight = new Map<string, Promise<Verdict>>();
   const tell = options.onOutcome ?? ((): void => undefined);
 
-  /** One review; `held`: a slot already taken for it (else one is taken, or waited for). */
-  const fetchVerdict = async (token: string, held?: () => void): Promise<Verdict> => {
+  /** One review; `held`: a slot already taken for it (else one of `pool` is taken, or waited for). */
+  const fetchVerdict = async (token: string, held?: () => void, pool = slots): Promise<Verdict> => {
     const controller = new AbortController();
     const cancel = clock.schedule(timeoutMs, () =>
       controller.abort(new Error(`TokenReview did not answer within ${timeoutMs} ms`)),
@@ -237,7 +254,7 @@ export function createTokenReviewer(options: TokenReviewerOptions): TokenReviewe
     let status: TokenReviewStatus;
     try {
       // A free slot is taken at once, so the review is sent in this same turn.
-      release ??= slots.tryAcquire() ?? (await slots.wait(controller.signal));
+      release ??= pool.tryAcquire() ?? (await pool.wait(controller.signal));
       status = await review(token, audiences, controller.signal);
     } catch (error) {
       const busy = error instanceof SlotsFullError;
@@ -255,8 +272,8 @@ export function createTokenReviewer(options: TokenReviewerOptions): TokenReviewe
   };
 
   /** Reviews `token` (one review per key at a time) and caches what it comes to. */
-  const reviewAndCache = (token: string, key: string, held?: () => void): Promise<Verdict> => {
-    const pending = fetchVerdict(token, held)
+  const reviewAndCache = (token: string, key: string, held?: () => void, pool = slots): Promise<Verdict> => {
+    const pending = fetchVerdict(token, held, pool)
       .then((verdict) => {
         if (verdict.ok) {
           const ttl = Math.min(ttlMs, msUntilExpiry(token, clock.now()));
@@ -296,7 +313,21 @@ export function createTokenReviewer(options: TokenReviewerOptions): TokenReviewe
     }
     const cached = refused.get(key);
     if (cached) return Promise.resolve(cached);
-    return inFlight.get(key) ?? reviewAndCache(token, key);
+    const pending = inFlight.get(key);
+    if (pending) return pending;
+    if (!localCheck) return reviewAndCache(token, key);
+    return localCheck.check(token).then((local) => {
+      if (local.kind === 'fail') {
+        const verdict: Verdict = { ok: false, detail: `refused before review: ${local.detail}` };
+        refused.set(key, verdict, negativeTtlMs);
+        tell('refused_locally');
+        return verdict;
+      }
+      return (
+        inFlight.get(key) ??
+        reviewAndCache(token, key, undefined, local.kind === 'pass' ? slots : unverifiedSlots)
+      );
+    });
   };
 
   return {
@@ -311,10 +342,10 @@ export function createTokenReviewer(options: TokenReviewerOptions): TokenReviewe
       return accepted.size + refused.size;
     },
     get inFlight() {
-      return slots.active;
+      return slots.active + unverifiedSlots.active;
     },
     get queued() {
-      return slots.waiting;
+      return slots.waiting + unverifiedSlots.waiting;
     },
   };
 }

@@ -17,7 +17,8 @@ import type { TestNamespace } from './cluster.js';
 /** The ServiceAccount the controller runs as (k8s/controller/serviceaccount.yaml). */
 export const CONTROLLER_SERVICE_ACCOUNT = 'npu-fault-controller';
 
-const RBAC_FILES = ['leader-election-rbac.yaml', 'rbac.yaml'];
+// status-mirror-rbac.yaml is its ClusterRole only: bound per mirror namespace (allowMirrorsIn).
+const RBAC_FILES = ['leader-election-rbac.yaml', 'rbac.yaml', 'status-mirror-rbac.yaml'];
 
 /** The ServiceAccount the ingest function runs as (k8s/functions/base/serviceaccount.yaml). */
 export const FUNCTION_SERVICE_ACCOUNT = 'npu-fault-function';
@@ -78,6 +79,57 @@ async function access(
         await objects.delete(object).catch(() => undefined);
       }
     },
+  };
+}
+
+/**
+ * Opts `mirrorNamespace` in to the controller's status mirror, as an operator does: the
+ * shipped example RoleBinding (k8s/controller/status-mirror-binding.example.yaml) moved into
+ * that namespace, naming the controller of `controllerNamespace` and the ClusterRole
+ * controllerAccess created for it. It goes with the mirror namespace.
+ */
+export async function allowMirrorsIn(
+  controllerNamespace: TestNamespace,
+  mirrorNamespace: string,
+): Promise<void> {
+  const [binding] = rbacObjects(['controller/status-mirror-binding.example.yaml'], controllerNamespace.name);
+  if (!binding) throw new Error('status-mirror-binding.example.yaml holds no RoleBinding');
+  binding.metadata = { ...binding.metadata, namespace: mirrorNamespace };
+  await k8s.KubernetesObjectApi.makeApiClient(controllerNamespace.admin).create(binding);
+}
+
+/** The opt-in pod delete of k8s/controller/force-delete, rewritten for `namespace`. */
+export function forceDeleteRbacObjects(namespace: string): k8s.KubernetesObject[] {
+  return rbacObjects(['controller/force-delete/rbac.yaml'], namespace);
+}
+
+/**
+ * Applies the opt-in pod delete (k8s/controller/force-delete) for the controller of `ns`, and
+ * resolves once the apiserver's authorizer answers that it may delete pods there (it follows
+ * bindings through a watch, so a request right after the create could still be refused).
+ * Returns what removes the grant again.
+ */
+export async function grantForceDelete(ns: TestNamespace): Promise<() => Promise<void>> {
+  const objects = k8s.KubernetesObjectApi.makeApiClient(ns.admin);
+  const created = forceDeleteRbacObjects(ns.name);
+  for (const object of created) await objects.create(object);
+  const authorization = ns.admin.makeApiClient(k8s.AuthorizationV1Api);
+  const deadline = performance.now() + 10_000;
+  for (;;) {
+    const review = await authorization.createSubjectAccessReview({
+      body: {
+        spec: {
+          user: `system:serviceaccount:${ns.name}:${CONTROLLER_SERVICE_ACCOUNT}`,
+          groups: ['system:serviceaccounts', `system:serviceaccounts:${ns.name}`, 'system:authenticated'],
+          resourceAttributes: { resource: 'pods', verb: 'delete', namespace: ns.name },
+        },
+      },
+    });
+    if (review.status?.allowed) break;
+    if (performance.now() > deadline) throw new Error('the force-delete grant was not in force within 10 s');
+  }
+  return async () => {
+    for (const object of created) await objects.delete(object).catch(() => undefined);
   };
 }
 
