@@ -1,6 +1,9 @@
 // Lint guards the architecture:
 // - pure code (contracts, core) never imports I/O modules, reads a clock or the process, and
 //   never imports the outer layers (platform, cli, components, hack, test);
+// - the product (what the image ships: contracts, core, platform, consumer, cli, the
+//   components) never imports the development folders (stack, bench, hack, test), and the
+//   benchmarks never import cli/ or test/ (they reach the demo's stack through stack/);
 // - a folder with an index.ts is entered only through it (hack/lint/folder-doors.mjs);
 // - promises are awaited or handled, and only Errors are thrown (typed rules).
 import js from '@eslint/js';
@@ -26,6 +29,27 @@ const nodeHttpImport = {
   message: "use nodeHttp from platform/ (an ES import of node:http loads Node's bundled undici, ~5 MiB)",
 };
 
+// The development folders: the local stack and the demo (stack/), the benchmarks, the control
+// plane and build scripts (hack/), the integration tests. None of them is in the image.
+const devFolders = {
+  regex: String.raw`^(\.\./)+(stack|bench|hack|test)(/|$)`,
+  message:
+    'the product never imports stack/, bench/, hack/ or test/: they are left out of the build and the image (hack/image-context.test.ts)',
+};
+
+// What the build compiles: every file of these folders but the tests (a testing.ts is compiled
+// too, so it is held to the same rule).
+const productFolders = [
+  'contracts',
+  'core',
+  'platform',
+  'consumer',
+  'cli',
+  'agent',
+  'functions',
+  'controller',
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'coverage/**'] },
   js.configs.recommended,
@@ -49,6 +73,14 @@ export default tseslint.config(
     },
   },
   {
+    // Product files without a narrower rule below (cli/, platform/node-http.ts, testing.ts):
+    // only the development folders are off limits. A later block replaces this one's options
+    // for the files it matches, so each of them repeats devFolders.
+    files: productFolders.map((folder) => `${folder}/**/*.ts`),
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [devFolders] }] },
+  },
+  {
     // The components are peers: each builds on contracts/, core/ and platform/ only, so any
     // one of them can ship, scale and be tested without the others.
     files: ['agent/**/*.ts', 'functions/**/*.ts', 'controller/**/*.ts'],
@@ -60,10 +92,11 @@ export default tseslint.config(
           paths: [nodeHttpImport],
           patterns: [
             {
-              regex: String.raw`^(\.\./)+(cli|hack|test|bench|agent|functions|controller|consumer)(/|$)`,
+              regex: String.raw`^(\.\./)+(cli|agent|functions|controller|consumer)(/|$)`,
               message:
                 'a component imports only contracts/, core/ and platform/, never another component or the outer tooling',
             },
+            devFolders,
           ],
         },
       ],
@@ -72,7 +105,7 @@ export default tseslint.config(
   {
     files: ['platform/**/*.ts'],
     ignores: ['**/*.test.ts', '**/testing.ts', 'platform/node-http.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [nodeHttpImport] }] },
+    rules: { 'no-restricted-imports': ['error', { paths: [nodeHttpImport], patterns: [devFolders] }] },
   },
   {
     // The consumer SDK ships into users' pods: it builds on contracts/ alone, and on no
@@ -89,9 +122,10 @@ export default tseslint.config(
           })),
           patterns: [
             {
-              regex: String.raw`^(\.\./)+(core|platform|cli|hack|test|bench|agent|functions|controller)(/|$)`,
+              regex: String.raw`^(\.\./)+(core|platform|cli|agent|functions|controller)(/|$)`,
               message: 'consumer/ imports only contracts/',
             },
+            devFolders,
           ],
         },
       ],
@@ -107,9 +141,10 @@ export default tseslint.config(
           paths: ioModules.map((name) => ({ name, message: 'contracts/ and core/ are pure: no I/O' })),
           patterns: [
             {
-              regex: String.raw`^(\.\./)+(platform|cli|hack|test|bench|agent|functions|controller|consumer)(/|$)`,
+              regex: String.raw`^(\.\./)+(platform|cli|agent|functions|controller|consumer)(/|$)`,
               message: 'contracts/ and core/ are the inner layer: they never import the outer ones',
             },
+            devFolders,
           ],
         },
       ],
@@ -132,6 +167,25 @@ export default tseslint.config(
           object: 'Math',
           property: 'random',
           message: 'core/ is deterministic: use a seeded generator (core/sim/prng.ts)',
+        },
+      ],
+    },
+  },
+  {
+    // The benchmarks measure the product through its doors and run it on stack/'s local
+    // pipeline; the CLI's dev commands (stack/) call them, never the other way round.
+    files: ['bench/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: String.raw`^(\.\./)+(cli|test)(/|$)`,
+              message: 'bench/ imports stack/ and the product’s doors, never cli/ or test/',
+            },
+          ],
         },
       ],
     },

@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { shippedNode } from '../hack/shipped-node.js';
-import { startControllerProcess, type ControllerProcess } from '../test/setup/controller-process.js';
+import { startControllerProcess, type ControllerProcess } from '../stack/index.js';
 import { percentile } from './pipeline/summary.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

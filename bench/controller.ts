@@ -45,8 +45,8 @@ import {
   startControllerProcess,
   writeKubeConfig,
   type ControllerProcess,
-} from '../test/setup/controller-process.js';
-import { kubeConfigWithToken } from '../test/setup/cluster.js';
+  kubeConfigWithToken,
+} from '../stack/index.js';
 
 const NS = 'ai-infra';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

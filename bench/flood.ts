@@ -31,8 +31,7 @@ import { at, gpuSnapshot as engineGpuSnapshot, npuSnapshot } from '../core/engin
 import { controllerNamespace } from './plane.js';
 import { buildControlPlane, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
 import { shippedNode } from '../hack/shipped-node.js';
-import { kubeConfigWithToken } from '../test/setup/cluster.js';
-import { startControllerProcess, writeKubeConfig } from '../test/setup/controller-process.js';
+import { kubeConfigWithToken, startControllerProcess, writeKubeConfig } from '../stack/index.js';
 
 const NS = 'ai-infra';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -45,13 +45,13 @@ import type { Snapshot } from '../contracts/index.js';
 import { npuSnapshot } from '../core/engine/testing.js';
 import { buildControlPlane, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
 import { shippedNode } from '../hack/shipped-node.js';
-import { functionRbacObjects } from '../test/setup/controller-rbac.js';
 import {
+  functionRbacObjects,
   startControllerProcess,
   writeKubeConfig,
   type ControllerProcess,
-} from '../test/setup/controller-process.js';
-import { kubeConfigWithToken } from '../test/setup/cluster.js';
+  kubeConfigWithToken,
+} from '../stack/index.js';
 import { percentile } from './pipeline/summary.js';
 import { runWrk, wrkAvailable, wrkThreads, writeWrkScript } from './wrk.js';
 

@@ -3,7 +3,7 @@
  * controllers' namespace with the shipped RBAC, and tokens of ServiceAccounts in it.
  */
 import * as k8s from '@kubernetes/client-node';
-import { controllerRbacObjects } from '../test/setup/controller-rbac.js';
+import { controllerRbacObjects } from '../stack/index.js';
 
 /** The namespace `ns` with the controller's shipped RBAC, and a minter of 2-hour tokens. */
 export async function controllerNamespace(

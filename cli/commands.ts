@@ -4,7 +4,7 @@
  * not pay for the controller's imports, and `--help` for none of them).
  */
 import type { CommandSpec } from './args.js';
-import type { Subcommand } from './io.js';
+import { EXIT_NOT_IMPLEMENTED, type CliIO, type Subcommand } from './io.js';
 import { BENCH, DEMO, PARSE, REPLAY } from './specs.js';
 
 /** A subcommand: its command line, and its implementation or the issue that brings it. */
@@ -14,6 +14,38 @@ export interface CommandEntry {
   load?: () => Promise<Subcommand>;
   /** The issue that will deliver a command not yet implemented. */
   pending?: string;
+  /** A development command: it lives in stack/, present in a checkout and absent from the build. */
+  dev?: true;
+}
+
+/** The development commands stack/index.ts provides (it checks itself against this type). */
+export type DevCommandName = 'demo' | 'bench';
+export type DevCommandLoaders = Readonly<Record<DevCommandName, () => Promise<Subcommand>>>;
+
+/**
+ * stack/'s door, relative to this file. A variable, not a string literal, so that the
+ * compiler does not follow it: `npm run build` and the image hold no demo stack, benchmark
+ * or test plane (hack/image-context.test.ts checks it). In a checkout tsx resolves it to
+ * stack/index.ts; in a build, dist/stack/ does not exist.
+ */
+const DEV_DOOR: string = '../stack/index.js';
+
+/** Loads development command `name` from stack/, or a stand-in saying this build lacks it. */
+async function loadDevCommand(name: DevCommandName): Promise<Subcommand> {
+  let door: { devCommands: DevCommandLoaders };
+  try {
+    door = (await import(DEV_DOOR)) as { devCommands: DevCommandLoaders };
+  } catch (error) {
+    // Only stack/ itself missing means "not in this build"; a broken import inside it is a bug to show.
+    const code = (error as { code?: string }).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' || !String((error as Error).message).includes('stack/index'))
+      throw error;
+    return async (_args: string[], io: CliIO): Promise<number> => {
+      io.stderr(`npu-fault ${name}: not in this build; run it from a checkout\n`);
+      return EXIT_NOT_IMPLEMENTED;
+    };
+  }
+  return door.devCommands[name]();
 }
 
 /** The subcommands. */
@@ -103,6 +135,6 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     },
     load: async () => (await import('./controller.js')).controller,
   },
-  demo: { spec: DEMO, load: async () => (await import('./demo.js')).demo },
-  bench: { spec: BENCH, load: async () => (await import('./bench.js')).bench },
+  demo: { spec: DEMO, dev: true, load: () => loadDevCommand('demo') },
+  bench: { spec: BENCH, dev: true, load: () => loadDevCommand('bench') },
 };

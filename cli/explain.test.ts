@@ -174,7 +174,10 @@ describe('npu-fault explain: through the apiserver (threat: the operator credent
    * explanation. (Which headers the real proxy passes on is the apiserver's documented
    * behaviour; what the CLI puts where is what is tested here.)
    */
-  async function apiserver(pod: k8s.V1Pod): Promise<{ config: k8s.KubeConfig; seen: IncomingMessage[] }> {
+  async function apiserver(
+    pod: k8s.V1Pod,
+    proxyStatus = 200,
+  ): Promise<{ config: k8s.KubeConfig; seen: IncomingMessage[] }> {
     const seen: IncomingMessage[] = [];
     const answer = response();
     server = createServer((req, res) => {
@@ -185,7 +188,19 @@ describe('npu-fault explain: through the apiserver (threat: the operator credent
         return void res.end(JSON.stringify({ spec: { holderIdentity: pod.metadata?.name } }));
       if (url.endsWith('/serviceaccounts/npu-fault-explain/token'))
         return void res.end(JSON.stringify({ status: { token: 'minted-explain-token' } }));
-      if (url.includes('/proxy/')) return void res.end(JSON.stringify(answer));
+      if (url.includes('/proxy/')) {
+        res.statusCode = proxyStatus;
+        return void res.end(
+          proxyStatus === 200
+            ? JSON.stringify(answer)
+            : JSON.stringify({
+                kind: 'Status',
+                status: 'Failure',
+                message: 'error trying to reach service',
+                code: proxyStatus,
+              }),
+        );
+      }
       if (url.includes('/pods/')) return void res.end(JSON.stringify(pod));
       res.statusCode = 404;
       res.end('{}');
@@ -253,6 +268,13 @@ describe('npu-fault explain: through the apiserver (threat: the operator credent
       new RegExp(`names pod npu-fault-controller-abc, which is not a controller \\(.*${reason}`),
     );
     expect(seen.filter((r) => r.url?.includes('/token') || r.url?.includes('/proxy/'))).toEqual([]);
+  });
+
+  it('says what to do when the apiserver cannot reach the pod (a NetworkPolicy)', async () => {
+    const { config } = await apiserver(controllerPod(), 503);
+    await expect(proxySource(config, 'ai-infra').get('gpu-node-1', undefined)).rejects.toThrow(
+      /controller-from-apiserver\.example\.yaml, or use kubectl port-forward and --controller-url\)$/,
+    );
   });
 
   it('takes a pod of the controller ServiceAccount and label, not one being deleted', () => {

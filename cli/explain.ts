@@ -343,12 +343,18 @@ export function proxySource(kubeConfig: k8s.KubeConfig, namespace: string): Expl
         // The pod's own answer carries `{ error: { code, message } }`; the apiserver's a Status.
         if (api !== undefined && body !== undefined && body.includes('"error"'))
           throw new ExplainError(describeAnswer(api.code, body, who));
+        // 502/503 from the proxy: the apiserver could not reach the pod, which the shipped
+        // default-deny NetworkPolicies cause unless the apiserver's addresses are allowed.
+        const unreachable = api !== undefined && (api.code === 502 || api.code === 503);
         throw new ExplainError(
           describeKubeFailure(
             error,
             { verb: 'get', resource: 'pods/proxy', name: holder, namespace },
             server,
-          ),
+          ) +
+            (unreachable
+              ? ' (the apiserver could not reach the pod: allow it with k8s/network-policies/controller-from-apiserver.example.yaml, or use kubectl port-forward and --controller-url)'
+              : ''),
         );
       }
     },

@@ -16,7 +16,11 @@ export function helpText(): string {
   const usage = (e: (typeof entries)[number]): string => `${e.spec.name} ${e.spec.synopsis}`.trimEnd();
   const width = Math.max(...entries.map((e) => usage(e).length));
   const lines = entries.map((e) => {
-    const note = e.pending ? ` (not yet: lands with the ${e.pending} issue)` : '';
+    const note = e.pending
+      ? ` (not yet: lands with the ${e.pending} issue)`
+      : e.dev
+        ? ' (development: from a checkout)'
+        : '';
     return `  ${usage(e).padEnd(width)}  ${e.spec.summary}${note}`;
   });
   return [

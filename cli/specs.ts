@@ -73,7 +73,7 @@ export const DEMO: CommandSpec = {
     '[--pipeline] [--existing-cluster] [--scenario full|short] | --engine-only [--fast] [--speed <x>] [--seed <n>]',
   summary: 'run the real pipeline on a simulated 16-node fleet (or, --engine-only, the engine alone)',
   description: `Runs the real pipeline (the default): a local control plane (built from Go modules on
-the first run, about ten minutes on two cores) or, with --existing-cluster, the cluster of
+the first run, about twelve minutes on two cores) or, with --existing-cluster, the cluster of
 $KUBECONFIG; the shipped RBAC in a demo namespace; two controller replicas and an ingest
 function as processes under their ServiceAccounts' tokens; a simulated agent per kwok node
 (910B, A3, 310P, H100) under its own pod-bound token. It injects faults through the agents'

@@ -3,19 +3,68 @@
 # kubectl, kwok) from Go modules with the machine's own Go toolchain, and caches the
 # binaries by version outside the repository so only the first run pays for the build.
 #
-# Usage: hack/build-control-plane.sh        prints the bin directory on its last line
-# Env:   NPU_FAULT_CACHE (default ~/.cache/npu-fault), K8S_VERSION, ETCD_VERSION, KWOK_VERSION
+# Usage: hack/build-control-plane.sh              builds (if needed); prints the bin dir last
+#        hack/build-control-plane.sh --versions   prints the selected versions, builds nothing
+# Env:   NPU_FAULT_K8S_VERSION  newest (default) | oldest | a row's version (v1.37.2, or 1.37)
+#        NPU_FAULT_CACHE        default ~/.cache/npu-fault
+#        ETCD_VERSION, KWOK_VERSION  override the row's (required for a version not listed)
+# The same setting reaches every user of the plane (tests, demo, benchmarks, cluster:up):
+# they all run this script. docs/operations.md says which versions are supported and why.
 set -euo pipefail
 
-# The pins are the newest releases whose go.mod (and whose dependencies') a Go 1.24 toolchain
-# accepts: etcd v3.6.10+ and kwok v0.8+ need Go 1.25/1.26. Override them on a newer Go.
+# The supported Kubernetes releases, oldest first; the integration suite is run on both ends
+# (docs/operations.md). Each row: the Kubernetes release, the etcd release that Kubernetes
+# minor is released against (build/dependencies.yaml, kubeadm's DefaultEtcdVersion: 3.6 for
+# 1.34, 3.7 for 1.37; the newest patch the module proxy serves), a kwok release, and the
+# oldest Go that accepts every go.mod of the row (1.37, etcd 3.7 and kwok 0.8 say go 1.26.0).
+SUPPORTED=(
+  # kubernetes etcd  kwok   go
+  "v1.34.4 v3.6.8 v0.7.0 1.24"
+  "v1.37.2 v3.7.3 v0.8.0 1.26"
+)
 
-K8S_VERSION=${K8S_VERSION:-v1.34.4}
-ETCD_VERSION=${ETCD_VERSION:-v3.6.8}
-KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
+die_usage() {
+  {
+    echo "error: $1"
+    echo "NPU_FAULT_K8S_VERSION is 'newest', 'oldest' or one of the releases the suite is run on:"
+    for row in "${SUPPORTED[@]}"; do read -r k e w g <<<"$row"; echo "  $k (etcd $e, kwok $w, Go >= $g)"; done
+    echo "Another release (a supported minor between these, say) runs with ETCD_VERSION and KWOK_VERSION set too."
+  } >&2
+  exit 2
+}
+
+selected=${NPU_FAULT_K8S_VERSION:-newest}
+row=""
+case "$selected" in
+  newest) row=${SUPPORTED[${#SUPPORTED[@]}-1]} ;;
+  oldest) row=${SUPPORTED[0]} ;;
+  *)
+    want=v${selected#v}
+    [[ "$want" =~ ^v1\.[0-9]+(\.[0-9]+)?$ ]] || die_usage "NPU_FAULT_K8S_VERSION=$selected is not a release"
+    for r in "${SUPPORTED[@]}"; do
+      k=${r%% *}
+      # An exact release, or its minor ("1.37" picks the row of v1.37.x).
+      if [ "$k" = "$want" ] || [[ "$k" == "$want".* ]]; then row=$r; fi
+    done
+    if [ -z "$row" ]; then
+      [[ "$want" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || die_usage "no supported release of Kubernetes ${want#v}"
+      [ -n "${ETCD_VERSION:-}" ] && [ -n "${KWOK_VERSION:-}" ] ||
+        die_usage "$want is not in the table: set ETCD_VERSION and KWOK_VERSION to try it"
+      row="$want $ETCD_VERSION $KWOK_VERSION 1.24"
+    fi
+    ;;
+esac
+read -r K8S_VERSION row_etcd row_kwok GO_MIN <<<"$row"
+ETCD_VERSION=${ETCD_VERSION:-$row_etcd}
+KWOK_VERSION=${KWOK_VERSION:-$row_kwok}
 CACHE_ROOT=${NPU_FAULT_CACHE:-${XDG_CACHE_HOME:-${HOME:?set HOME or NPU_FAULT_CACHE}/.cache}/npu-fault}
 BIN_DIR="$CACHE_ROOT/k8s/$K8S_VERSION-etcd$ETCD_VERSION-kwok$KWOK_VERSION/bin"
 WANTED=(etcd kube-apiserver kube-controller-manager kubectl kwok kwok-stages.yaml)
+
+if [ "${1:-}" = "--versions" ]; then
+  printf 'kubernetes=%s\netcd=%s\nkwok=%s\ngo=%s\nbin=%s\n' "$K8S_VERSION" "$ETCD_VERSION" "$KWOK_VERSION" "$GO_MIN" "$BIN_DIR"
+  exit 0
+fi
 
 log() { printf '[build-control-plane] %s\n' "$*" >&2; }
 
@@ -24,18 +73,25 @@ all_present() { for b in "${WANTED[@]}"; do [ -s "$BIN_DIR/$b" ] || return 1; do
 if all_present; then echo "$BIN_DIR"; exit 0; fi
 
 if ! command -v go >/dev/null 2>&1; then
-  echo "error: Go is not installed (no 'go' on PATH). The local control plane is built from Go modules: install Go >= 1.24 (https://go.dev/doc/install; on Debian/Ubuntu 'apt-get install golang-go' if it is new enough) and put it on PATH (e.g. export PATH=\$PATH:/usr/local/go/bin), or run the integration tests against an existing cluster: NPU_FAULT_USE_EXISTING_CLUSTER=true KUBECONFIG=... npm run test:integration" >&2
+  echo "error: Go is not installed (no 'go' on PATH). The local control plane (Kubernetes $K8S_VERSION) is built from Go modules: install Go >= $GO_MIN (https://go.dev/doc/install; on Debian/Ubuntu 'apt-get install golang-go' if it is new enough) and put it on PATH (e.g. export PATH=\$PATH:/usr/local/go/bin), or run the integration tests against an existing cluster: NPU_FAULT_USE_EXISTING_CLUSTER=true KUBECONFIG=... npm run test:integration" >&2
   exit 3
 fi
 go_minor=$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
-if [ -n "$go_minor" ] && [ "$go_minor" -lt 24 ]; then
-  echo "error: $(go env GOVERSION) is too old: the control plane needs Go >= 1.24 (GOTOOLCHAIN=local: no toolchain download)" >&2
+if [ -n "$go_minor" ] && [ "$go_minor" -lt "${GO_MIN#1.}" ]; then
+  echo "error: $(go env GOVERSION) is too old: the Kubernetes $K8S_VERSION plane needs Go >= $GO_MIN (GOTOOLCHAIN=local: no toolchain download); NPU_FAULT_K8S_VERSION=oldest may build on it" >&2
   exit 3
 fi
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
 
-
 mkdir -p "$BIN_DIR"
+# Two runs on a cold cache (a test run and the demo, say) would both build into BIN_DIR:
+# the second waits for the first, then finds the binaries there.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$BIN_DIR.lock"
+  flock 9
+  if all_present; then echo "$BIN_DIR"; exit 0; fi
+fi
+log "building the Kubernetes $K8S_VERSION plane (etcd $ETCD_VERSION, kwok $KWOK_VERSION) into $BIN_DIR"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/npu-fault-cp-build.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 start=$(date +%s)

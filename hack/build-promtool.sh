@@ -29,34 +29,19 @@ fi
 if [ -x "$PROMTOOL" ]; then echo "$PROMTOOL"; exit 0; fi
 if command -v promtool >/dev/null 2>&1; then command -v promtool; exit 0; fi
 
-if ! command -v go >/dev/null 2>&1; then
-  echo "error: promtool not found and Go is not installed (no 'go' on PATH). The monitoring tests check the alert rules with promtool: install Go >= 1.24 (https://go.dev/doc/install) so it is built once from Go modules, or install promtool (Debian/Ubuntu: 'apt-get install prometheus'), or point NPU_FAULT_PROMTOOL at one" >&2
-  exit 3
-fi
-go_minor=$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
-if [ -n "$go_minor" ] && [ "$go_minor" -lt 24 ]; then
-  echo "error: $(go env GOVERSION) is too old: promtool $PROMETHEUS_VERSION needs Go >= 1.24 (GOTOOLCHAIN=local: no toolchain download); or install promtool (Debian/Ubuntu: 'apt-get install prometheus')" >&2
-  exit 3
-fi
-export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false CGO_ENABLED=0
+# shellcheck source=hack/go-tool-build.sh
+. "${BASH_SOURCE[0]%/*}/go-tool-build.sh"
+require_go 24 promtool "install promtool (Debian/Ubuntu: 'apt-get install prometheus'), or point NPU_FAULT_PROMTOOL at one"
 
 mkdir -p "$BIN_DIR"
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/npu-fault-promtool-build.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
 start=$(date +%s)
 log "building promtool from github.com/prometheus/prometheus $PROMETHEUS_VERSION"
 
-# A wrapper module: `go install …/cmd/promtool@version` refuses Prometheus's go.mod because it
-# has exclude directives. Requiring the module and building its command resolves the same
-# dependency versions (the excluded ones are years older than what Prometheus requires).
-# Its service-discovery plugins (every cloud SDK) come along: Prometheus lets a build tag
-# leave them out only from v3.10 on, which needs Go >= 1.25.
-cd "$WORK"
-cat > go.mod <<GOMOD
-module npu-fault.local/promtool-wrapper
-
-go 1.24.0
-GOMOD
+# Prometheus's go.mod has exclude directives, which `go install …@version` refuses (hence the
+# wrapper module); the excluded versions are years older than what it requires. Its
+# service-discovery plugins (every cloud SDK) come along: a build tag leaves them out only from
+# v3.10 on, which needs Go >= 1.25.
+enter_wrapper_module promtool 24
 go get "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION" >&2
 # `promtool --version` names the release: v0.308.1 is Prometheus 3.8.1.
 release=${PROMETHEUS_VERSION#v0.}

@@ -14,7 +14,7 @@
 import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { buildControlPlane } from './control-plane/binaries.js';
+import { buildControlPlane, planeVersions } from './control-plane/binaries.js';
 import {
   COMPONENTS,
   checkNodeLifecycleOptions,
@@ -34,7 +34,7 @@ import {
   type ControlPlaneState,
 } from './control-plane/state.js';
 
-export { buildControlPlane, kubectl } from './control-plane/binaries.js';
+export { buildControlPlane, kubectl, planeVersions, type PlaneVersions } from './control-plane/binaries.js';
 export type { NodeLifecycleOptions } from './control-plane/components.js';
 export { isOrphaned, readControlPlaneState, type ControlPlaneState } from './control-plane/state.js';
 
@@ -85,6 +85,12 @@ async function startOnce(options: StartOptions): Promise<ControlPlaneState> {
   const paths = planePaths(options.stateDir);
   await stopControlPlane(paths.stateDir).catch(() => undefined);
   const binDir = await buildControlPlane(log);
+  // Which release runs is a setting (NPU_FAULT_K8S_VERSION): every log says which it was.
+  const versions = await planeVersions();
+  log(
+    `[control-plane] Kubernetes ${versions.kubernetes}, etcd ${versions.etcd}, kwok ${versions.kwok}` +
+      ` (NPU_FAULT_K8S_VERSION=${process.env.NPU_FAULT_K8S_VERSION ?? 'newest'})`,
+  );
   // The readiness deadline starts after the (possibly cold, minutes-long) build.
   const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_READINESS_TIMEOUT_MS);
   await mkdir(paths.logDir, { recursive: true });
@@ -107,7 +113,13 @@ async function startOnce(options: StartOptions): Promise<ControlPlaneState> {
   await writeControlPlaneState(state); // from here on, stopControlPlane can find and remove everything
   await writeAuthFiles(paths, tokens);
 
-  const plane: Plane = { state, paths, tokens, nodeLifecycle: options.nodeLifecycle };
+  const plane: Plane = {
+    state,
+    paths,
+    tokens,
+    nodeLifecycle: options.nodeLifecycle,
+    kubernetesMinor: kubernetesMinor(versions.kubernetes),
+  };
   for (const component of COMPONENTS) {
     log(`[control-plane] ${component.announce(plane)}`);
     const logFile = logFileOf(paths, component.name);
@@ -120,6 +132,13 @@ async function startOnce(options: StartOptions): Promise<ControlPlaneState> {
   }
   log(`[control-plane] ready: KUBECONFIG=${state.kubeconfig}`);
   return state;
+}
+
+/** 37 for "v1.37.2": the component table's flags depend on it. */
+function kubernetesMinor(release: string): number {
+  const minor = /^v1\.(\d+)\./.exec(release)?.[1];
+  if (minor === undefined) throw new Error(`not a Kubernetes release: ${release}`);
+  return Number(minor);
 }
 
 /**

@@ -178,7 +178,11 @@ class ComponentServer implements HttpServer {
         this.#rejectListening(error);
         throw error;
       }
-      const secure = nodeHttps.createServer({ ...serverOptions, ...pair, minVersion: 'TLSv1.2' }, onRequest);
+      const secure = nodeHttps.createServer(
+        // A handshake is part of the request's head: bounded like the headers (Node's own is 120 s).
+        { ...serverOptions, ...pair, minVersion: 'TLSv1.2', handshakeTimeout: limits.headersTimeoutMs },
+        onRequest,
+      );
       // A handshake that fails (a plain-HTTP client, a client that distrusts us) is the client's
       // problem: counted by the client, logged here at debug only (it can come in floods).
       secure.on('tlsClientError', (error) => this.#log.debug({ err: error }, 'TLS handshake failed'));

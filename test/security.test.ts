@@ -167,6 +167,13 @@ describe('the function-to-controller hop over TLS (threat: sniffing or impersona
       controller.containers[0]?.args?.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
     for (const name of ['tls-cert-file', 'tls-key-file'])
       expect(mountedFile(controller, flag(name))?.secret?.secretName).toBe('npu-fault-controller-tls');
+    // The key is readable by the controller's user: by group (fsGroup) at mode 0440, or by all.
+    const keyVolume = mountedFile(controller, flag('tls-key-file'))?.secret;
+    const mode = keyVolume?.defaultMode ?? 0o644;
+    const user = controller.securityContext?.runAsUser;
+    expect(
+      (mode & 0o004) !== 0 || ((mode & 0o040) !== 0 && controller.securityContext?.fsGroup === user),
+    ).toBe(true);
     const fn = podOf('npu-fault-function');
     const ca = fn.containers[0]?.env?.find((e) => e.name === 'NODE_EXTRA_CA_CERTS')?.value;
     expect(mountedFile(fn, ca)?.secret?.secretName).toBe('npu-fault-controller-tls');

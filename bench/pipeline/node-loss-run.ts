@@ -8,7 +8,7 @@
  * the run has a kubelet stand-in (node-loss.ts).
  */
 import * as k8s from '@kubernetes/client-node';
-import { deployPipeline, type DemoStack } from '../../cli/demo/stack.js';
+import { deployPipeline, type DemoStack } from '../../stack/index.js';
 import { SyntheticFleet } from './fleet.js';
 import { startKubeletStandIn, waitForNodeNotReady, type KubeletStandIn } from './node-loss.js';
 import type { BaselineResult } from './result.js';

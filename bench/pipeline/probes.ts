@@ -1,6 +1,6 @@
 /**
  * The pipeline benchmark's probe agents: real `npu-fault agent` processes with the sim
- * collector (a 910B and a GPU node, cli/demo/stack.ts starts them) whose faults go in through
+ * collector (a 910B and a GPU node, stack/pipeline-stack.ts starts them) whose faults go in through
  * their fault API, alternating: a PCIe link down on the 910B (seen at its next 1 Hz sample)
  * and a critical, non-latched XID on the GPU (a kernel-log event, sent at once), rotating over
  * the devices. Each agent's SSE stream (/v1/fault/stream) is followed as a pod on the node
@@ -9,8 +9,7 @@
  */
 import type { PublishedDevice } from '../../contracts/index.js';
 import type { SimKind } from '../../core/sim/index.js';
-import { followFaultStream, type SeenEntry } from '../../cli/demo/observe.js';
-import { faultHeaders, type DemoAgent } from '../../cli/demo/stack.js';
+import { followFaultStream, type SeenEntry, faultHeaders, type DemoAgent } from '../../stack/index.js';
 import { createRandom } from './fleet.js';
 
 /** The probe fleet (buildFleet's input). */

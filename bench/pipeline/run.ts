@@ -1,7 +1,7 @@
 /**
  * One pipeline-benchmark run at fleet size N on a running control plane: the shipped stack
  * (two controller replicas and an ingest function as processes under their ServiceAccounts'
- * tokens with the shipped RBAC, cli/demo/stack.ts), N synthetic agents (fleet.ts) each
+ * tokens with the shipped RBAC, stack/pipeline-stack.ts), N synthetic agents (fleet.ts) each
  * under its own pod-bound token, and two probe agents, real `npu-fault agent` processes with
  * the sim collector, whose faults go in through their fault API: a 910B whose PCIe links go
  * down (the 1 Hz sampling path) and a GPU whose XIDs enter as kernel-log events (the event
@@ -18,8 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PublishedDevice, PublishedDocument } from '../../contracts/index.js';
 import { buildFleet, type SimNode } from '../../core/sim/index.js';
-import { deployPipeline, type DemoStack } from '../../cli/demo/stack.js';
-import { createAgentIdentity } from '../../hack/agent-identity.js';
+import { deployPipeline, type DemoStack, createAgentIdentity } from '../../stack/index.js';
 import { PublishedTransitions } from '../failover.js';
 import { losslessCheck } from './lossless.js';
 import { apiserverCounters, apiserverScraper, type ApiserverCounters } from './apiserver.js';

@@ -7,7 +7,7 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import { FAULT_DATA_KEY, type PublishedDocument } from '../../contracts/index.js';
-import { watchStatusConfigMap } from '../../cli/demo/observe.js';
+import { watchStatusConfigMap } from '../../stack/index.js';
 import { summarise } from './summary.js';
 import type { PathSummary } from './result.js';
 

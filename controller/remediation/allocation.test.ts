@@ -1,3 +1,4 @@
+import { summarisePod } from './pod-client.js';
 import { describe, expect, it } from '@jest/globals';
 import { drainConfigSchema } from './config.js';
 import { allocatedDevices, deviceVerdict, physicalDevice, requestsAccelerator } from './allocation.js';
@@ -93,6 +94,14 @@ describe('deviceVerdict', () => {
     expect(
       verdict(pod({ 'huawei.com/AscendReal': 'Ascend910-0' }), ['Ascend910-3'], ['huawei.com/Ascend910']),
     ).toBe('unknown');
+  });
+
+  it('counts a pod with DRA resource claims as one that may hold any device', () => {
+    const claims = summarisePod({
+      metadata: { name: 'dra', namespace: 'ml', uid: 'u' },
+      spec: { containers: [{ name: 'a' }], resourceClaims: [{ name: 'gpu', resourceClaimName: 'c' }] },
+    });
+    expect(verdict(claims)).toBe('unknown');
   });
 
   it('evicts GPU pods on a GPU fault (no allocation annotation exists for them) and only them', () => {

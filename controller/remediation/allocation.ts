@@ -38,19 +38,21 @@
  * one (privileged, a hostPath /dev/davinciN) is not seen. The authoritative source is the
  * kubelet's PodResources API on the node (future work: the agent could report it).
  */
-import type { PodSummary } from './pod-client.js';
+import { DRA_CLAIM_RESOURCE, type PodSummary } from './pod-client.js';
 
 /**
  * Extended resources through which a device plugin hands out accelerators (prefixes of the
  * resource name): Ascend's `huawei.com/Ascend910`, `huawei.com/Ascend910-2c` (vNPU),
  * `huawei.com/Ascend310P`, the generic `huawei.com/npu`; NVIDIA's `nvidia.com/gpu` and MIG
- * slices `nvidia.com/mig-1g.10gb`.
+ * slices `nvidia.com/mig-1g.10gb`; and a pod with Dynamic Resource Allocation claims
+ * (`resource.k8s.io/claims`, pod-client.ts), which may hold any device.
  */
 export const ACCELERATOR_RESOURCE_PREFIXES = [
   'huawei.com/Ascend',
   'huawei.com/npu',
   'nvidia.com/gpu',
   'nvidia.com/mig-',
+  DRA_CLAIM_RESOURCE,
 ] as const;
 
 /** Whether `pod` asks for any accelerator extended resource (its spec, not its annotations). */

@@ -61,6 +61,9 @@ export interface PodClient {
   delete(namespace: string, name: string, uid: string, signal: AbortSignal): Promise<'deleted' | 'gone'>;
 }
 
+/** What stands in a PodSummary's deviceResources for a pod with DRA resource claims. */
+export const DRA_CLAIM_RESOURCE = 'resource.k8s.io/claims';
+
 /** `namespace/name`, the way pods are named in reports. */
 export function podKey(pod: { readonly namespace: string; readonly name: string }): string {
   return `${pod.namespace}/${pod.name}`;
@@ -78,6 +81,9 @@ export function summarisePod(pod: k8s.V1Pod): PodSummary {
     for (const name of [...Object.keys(limits), ...Object.keys(requests)])
       if (name.includes('/')) resources.add(name);
   }
+  // Devices through Dynamic Resource Allocation: which claim holds which device is not read
+  // here, so such a pod counts as one that may hold any (allocation.ts).
+  if ((spec?.resourceClaims ?? []).length > 0) resources.add(DRA_CLAIM_RESOURCE);
   return {
     namespace: metadata.namespace ?? '',
     name: metadata.name ?? '',

@@ -33,6 +33,18 @@ describe('admit', () => {
     expect(admit(track, 'b2', 1)).toBe('out-of-order');
   });
 
+  it('the lane below cannot be pushed ahead by a forged snapshot in it', () => {
+    const track = newBootTrack();
+    for (let seq = 1; seq <= 10; seq++) admit(track, 'b', seq);
+    expect(admit(track, 'b', 10 + 1000 * MAX_SEQ_JUMP)).toBe('next'); // lane below: 10
+    // A forger's second snapshot just under its first, far into the lane: refused.
+    expect(admit(track, 'b', 10 + 1000 * MAX_SEQ_JUMP - 1)).toBe('out-of-order');
+    // Within the lane's reach it is taken, and holds the agent back by at most MAX_SEQ_JUMP.
+    expect(admit(track, 'b', 10 + MAX_SEQ_JUMP)).toBe('behind-jump');
+    expect(admit(track, 'b', 11)).toBe('out-of-order');
+    expect(admit(track, 'b', 11 + MAX_SEQ_JUMP)).toBe('behind-jump');
+  });
+
   it('a second jump keeps the first lane (two forged jumps cannot lock the agent out)', () => {
     const track = newBootTrack();
     admit(track, 'b', 1);

@@ -9,24 +9,25 @@
  *
  * Only the last few replaced boot ids are remembered (RETIRED_BOOTS), which bounds memory.
  *
- * **A jump is not trusted blindly.** One snapshot with a `seq` far ahead (more than
- * MAX_SEQ_JUMP past the newest) would otherwise drop every later snapshot of the real agent as
- * `out-of-order` until it restarts: what a stolen function token, which names any `boot_id`
- * the agent's /v1/health shows, could do to silence a node. So after such a jump the sequence
- * it left keeps going: a snapshot between the seq the jump started from and the newest is
- * accepted when it is newer than the last one accepted below the jump (`behind-jump`). An
- * agent's own sequence never jumps that far (it sends about one snapshot a second and queues at
- * most 1,024), and if it ever did, its stragglers are applied rather than lost. What this does
- * not stop: a sender that keeps racing a few seqs ahead of the agent (no jump) drops the agent's
- * snapshots for as long as it keeps sending; that shows as `out-of-order` in the controllers'
- * observation metrics and needs the function's token (docs/security.md).
+ * **A jump is not trusted blindly.** One snapshot with a `seq` far ahead would otherwise drop
+ * every later snapshot of the real agent as `out-of-order` until it restarts: what a stolen
+ * function token, which names any `boot_id` the agent's /v1/health shows, could do to silence
+ * a node. So after a jump of more than MAX_SEQ_JUMP the sequence it left keeps going: a
+ * snapshot between the seq the first jump started from and the newest is accepted
+ * (`behind-jump`) when it is newer than the last one accepted there and at most MAX_SEQ_JUMP
+ * past it, so the lane cannot itself be pushed ahead by a forged snapshot. A forger can thus
+ * hold the agent back by at most MAX_SEQ_JUMP snapshots (about a minute at one a second) per
+ * forged snapshot, and must keep sending to do more, which shows as `out-of-order` in the
+ * controllers' metrics (docs/security.md). The agent's own sequence has no reason to jump: it
+ * sends in order and its queue drops the oldest; if it ever did, nothing is lost, since its
+ * snapshots after the jump are accepted in order.
  */
 import type { DropReason } from './api.js';
 
 /** How many replaced boot ids each node remembers. */
 export const RETIRED_BOOTS = 4;
 /** A seq more than this past the newest accepted opens a second lane below it (see above). */
-export const MAX_SEQ_JUMP = 10_000;
+export const MAX_SEQ_JUMP = 64;
 
 /** Per-node admission state. */
 export interface BootTrack {
@@ -61,7 +62,8 @@ export function admit(track: BootTrack, bootId: string, seq: number): Admitted |
   if (track.bootId === bootId) {
     if (seq === track.lastSeq || seq === track.belowJump) return 'duplicate';
     if (seq < track.lastSeq) {
-      if (track.belowJump === null || seq < track.belowJump) return 'out-of-order';
+      if (track.belowJump === null || seq < track.belowJump || seq - track.belowJump > MAX_SEQ_JUMP)
+        return 'out-of-order';
       track.belowJump = seq;
       return 'behind-jump';
     }

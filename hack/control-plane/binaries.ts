@@ -36,6 +36,42 @@ export async function buildControlPlane(log: (line: string) => void): Promise<st
   });
 }
 
+/** The release of each binary the plane runs, as NPU_FAULT_K8S_VERSION selects it. */
+export interface PlaneVersions {
+  kubernetes: string;
+  etcd: string;
+  kwok: string;
+  /** The oldest Go that builds them. */
+  go: string;
+  binDir: string;
+}
+
+/**
+ * The versions hack/build-control-plane.sh builds (and the plane then runs) under `env`:
+ * the script's table is the one place they are written down; this asks it, building nothing.
+ */
+export async function planeVersions(env: NodeJS.ProcessEnv = process.env): Promise<PlaneVersions> {
+  const { stdout } = await execFileAsync('bash', [buildScript, '--versions'], { env });
+  const fields = new Map(
+    stdout
+      .trim()
+      .split('\n')
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const),
+  );
+  const field = (name: string): string => {
+    const value = fields.get(name);
+    if (!value) throw new Error(`build-control-plane.sh --versions printed no ${name}: ${stdout}`);
+    return value;
+  };
+  return {
+    kubernetes: field('kubernetes'),
+    etcd: field('etcd'),
+    kwok: field('kwok'),
+    go: field('go'),
+    binDir: field('bin'),
+  };
+}
+
 /** Runs the cached kubectl against the control plane (for `kubectl kustomize` and dry runs). */
 export async function kubectl(
   state: Pick<ControlPlaneState, 'binDir' | 'kubeconfig'>,

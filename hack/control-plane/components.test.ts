@@ -22,7 +22,12 @@ const state: ControlPlaneState = {
   binDir: '/cache/bin',
   ownerPid: 1,
 };
-const plane: Plane = { state, paths, tokens: { admin: 'admin-token', controllerManager: 'kcm-token' } };
+const plane: Plane = {
+  state,
+  paths,
+  tokens: { admin: 'admin-token', controllerManager: 'kcm-token' },
+  kubernetesMinor: 37,
+};
 
 function component(name: string): ComponentSpec {
   const found = COMPONENTS.find((c) => c.name === name);
@@ -39,9 +44,13 @@ function flag(name: string, flagName: string, on: Plane = plane): string | undef
     ?.slice(prefix.length);
 }
 
-/** kube-controller-manager's --controllers list on a plane with `nodeLifecycle`. */
-function controllers(nodeLifecycle?: NodeLifecycleOptions): string[] {
-  return flag('kube-controller-manager', 'controllers', { ...plane, nodeLifecycle })?.split(',') ?? [];
+/** kube-controller-manager's --controllers list on a plane with `nodeLifecycle` (of 1.37 unless given). */
+function controllers(nodeLifecycle?: NodeLifecycleOptions, kubernetesMinor = 37): string[] {
+  return (
+    flag('kube-controller-manager', 'controllers', { ...plane, nodeLifecycle, kubernetesMinor })?.split(
+      ',',
+    ) ?? []
+  );
 }
 
 describe('the component table', () => {
@@ -83,18 +92,13 @@ describe("kube-controller-manager's node-lifecycle controller", () => {
   const withLifecycle = (nodeLifecycle: NodeLifecycleOptions): Plane => ({ ...plane, nodeLifecycle });
 
   it('is off unless asked for, with every other controller as before', () => {
-    expect(controllers()).toEqual([
-      '*',
-      '-node-lifecycle-controller',
-      '-node-ipam-controller',
-      '-cloud-node-lifecycle-controller',
-    ]);
+    expect(controllers()).toEqual(['*', '-node-lifecycle-controller', '-node-ipam-controller']);
     expect(flag('kube-controller-manager', 'node-monitor-grace-period')).toBeUndefined();
     expect(component('kube-controller-manager').announce(plane)).toContain('node-lifecycle controller off');
   });
 
   it('runs when asked for, and only it changes', () => {
-    expect(controllers({})).toEqual(['*', '-node-ipam-controller', '-cloud-node-lifecycle-controller']);
+    expect(controllers({})).toEqual(['*', '-node-ipam-controller']);
     const kcm = component('kube-controller-manager');
     const without = (args: string[]) => args.filter((arg) => !arg.startsWith('--controllers='));
     expect(without(kcm.args(withLifecycle({})))).toEqual(without(kcm.args(plane)));
@@ -119,5 +123,21 @@ describe("kube-controller-manager's node-lifecycle controller", () => {
     }
     expect(() => checkNodeLifecycleOptions({ gracePeriodSeconds: 50 })).not.toThrow();
     expect(() => checkNodeLifecycleOptions({})).not.toThrow();
+  });
+});
+
+describe("kube-controller-manager's controllers on each supported release", () => {
+  it('turns the cloud node lifecycle controller off where it exists (before 1.37) and names it nowhere else', () => {
+    // 1.37 refuses to start on an unknown name in --controllers; 1.34 would run the controller
+    // against a cloud that is not there.
+    expect(controllers(undefined, 34)).toEqual([
+      '*',
+      '-node-lifecycle-controller',
+      '-node-ipam-controller',
+      '-cloud-node-lifecycle-controller',
+    ]);
+    expect(controllers(undefined, 36)).toContain('-cloud-node-lifecycle-controller');
+    expect(controllers(undefined, 37)).not.toContain('-cloud-node-lifecycle-controller');
+    expect(controllers({}, 34)).toEqual(['*', '-node-ipam-controller', '-cloud-node-lifecycle-controller']);
   });
 });

@@ -19,7 +19,8 @@ import type { ControlPlaneState, PlanePaths } from './state.js';
 export interface NodeLifecycleOptions {
   /**
    * --node-monitor-grace-period in seconds. Unset: the upstream default, 50 s since
-   * Kubernetes 1.32 (40 s before; kubernetes/kubernetes#126287), which the pinned v1.34 uses.
+   * Kubernetes 1.32 (40 s before; kubernetes/kubernetes#126287), so on every supported plane
+   * (1.34 to 1.37, hack/build-control-plane.sh).
    */
   gracePeriodSeconds?: number;
 }
@@ -32,6 +33,8 @@ export interface Plane {
   tokens: PlaneTokens;
   /** Set: the node-lifecycle controller runs (see NodeLifecycleOptions); unset: it is off. */
   nodeLifecycle?: NodeLifecycleOptions;
+  /** The minor of the Kubernetes release the plane runs (NPU_FAULT_K8S_VERSION): flags differ. */
+  kubernetesMinor: number;
 }
 
 /** One process of the plane. */
@@ -122,9 +125,15 @@ function gracePeriodFlags(options: NodeLifecycleOptions | undefined): string[] {
   return [`--node-monitor-grace-period=${options.gracePeriodSeconds}s`];
 }
 
-/** The controllers to run: all but node IPAM and cloud nodes (no CIDRs, no cloud), and node lifecycle unless asked. */
-function controllersFlag(nodeLifecycle: NodeLifecycleOptions | undefined): string {
-  const off = ['-node-ipam-controller', '-cloud-node-lifecycle-controller'];
+/**
+ * The controllers to run: all but node IPAM and cloud nodes (no CIDRs, no cloud), and node
+ * lifecycle unless asked. kube-controller-manager 1.37 no longer has the cloud node lifecycle
+ * controller (it lives in cloud-controller-manager alone) and refuses to start when a
+ * --controllers entry names a controller it does not know, so it is only turned off before.
+ */
+function controllersFlag(nodeLifecycle: NodeLifecycleOptions | undefined, kubernetesMinor: number): string {
+  const off = ['-node-ipam-controller'];
+  if (kubernetesMinor < 37) off.push('-cloud-node-lifecycle-controller');
   if (!nodeLifecycle) off.unshift('-node-lifecycle-controller');
   return `--controllers=*,${off.join(',')}`;
 }
@@ -136,9 +145,9 @@ const kubeControllerManager: ComponentSpec = {
     const grace = nodeLifecycle.gracePeriodSeconds;
     return `kube-controller-manager (node-lifecycle controller on, grace ${grace === undefined ? 'default' : `${grace}s`})`;
   },
-  args: ({ paths, nodeLifecycle }) => [
+  args: ({ paths, nodeLifecycle, kubernetesMinor }) => [
     `--kubeconfig=${paths.controllerManagerKubeconfig}`,
-    controllersFlag(nodeLifecycle),
+    controllersFlag(nodeLifecycle, kubernetesMinor),
     ...gracePeriodFlags(nodeLifecycle),
     '--leader-elect=false',
     '--secure-port=0',

@@ -84,6 +84,40 @@ describe('eslint.config.js guards the architecture', () => {
     expect(await rulesHit(path, code)).toContain(rule);
   });
 
+  // The product is what the image ships; the development folders are not in it, so an import
+  // of one would break the image's build (hack/image-context.test.ts shows that failure).
+  it.each([
+    ['cli/commands.ts', "import { devCommands } from '../stack/index.js';"],
+    ['cli/status.ts', "import { startControlPlane } from '../hack/control-plane.js';"],
+    ['cli/replay.ts', "import { buildWorkload } from '../bench/workload.js';"],
+    ['platform/clock.ts', "import { adminKubeConfig } from '../test/setup/cluster.js';"],
+    ['platform/node-http.ts', "import { devCommands } from '../stack/index.js';"],
+    ['controller/app.ts', "import { deployPipeline } from '../stack/index.js';"],
+    ['agent/push/testing.ts', "import { createAgentIdentity } from '../../stack/index.js';"],
+    ['functions/app/app.ts', "import { shippedNode } from '../../hack/shipped-node.js';"],
+    ['consumer/follower.ts', "import { watchStatus } from '../stack/index.js';"],
+    ['core/normalise.ts', "import { buildWorkload } from '../bench/workload.js';"],
+  ])('product file %s may not import a development folder: %s', async (path, line) => {
+    expect(await rulesHit(path, `${line}\nexport const x = 1;\n`)).toContain('no-restricted-imports');
+  });
+
+  it.each([
+    ['bench/controller.ts', "import { main } from '../cli/main.js';"],
+    ['bench/pipeline/run.ts', "import { parse } from '../../cli/parse.js';"],
+    ['bench/function.ts', "import { binDir } from '../test/setup/cluster.js';"],
+  ])('benchmark %s may not import cli/ or test/: %s', async (path, line) => {
+    expect(await rulesHit(path, `${line}\nexport const x = 1;\n`)).toContain('no-restricted-imports');
+  });
+
+  it('lets the benchmarks and the tests use stack/ and the product through their doors', async () => {
+    const bench =
+      "import { deployPipeline } from '../../stack/index.js';\nimport { createEngine } from '../../core/engine/index.js';\nexport const x = [deployPipeline, createEngine];\n";
+    expect(await rulesHit('bench/pipeline/run.ts', bench)).toEqual([]);
+    const setup =
+      "import { kubeConfigWithToken } from '../../stack/index.js';\nexport const x = kubeConfigWithToken;\n";
+    expect(await rulesHit('test/setup/cluster.ts', setup)).toEqual([]);
+  });
+
   it('lets the outer layers use platform and core through their doors', async () => {
     const code =
       "import { createLogger } from '../platform/index.js';\nimport { createEngine } from '../core/engine/index.js';\nexport const x = [createLogger, createEngine];\n";

@@ -34,7 +34,7 @@ describe('lint rule local/folder-doors', () => {
     ],
     ['core/engine/engine.ts', "import { admit } from './dedup.js';", 'a file of its own folder'],
     ['core/replay/replay.ts', "import { ParseError } from '../errors.js';", 'a file of a parent folder'],
-    ['cli/bench.ts', "import { median } from '../bench/measure.js';", 'a folder without a door'],
+    ['stack/bench-command.ts', "import { median } from '../bench/measure.js';", 'a folder without a door'],
     [
       'core/replay/replay.test.ts',
       "import { npuSnapshot } from '../engine/testing.js';",

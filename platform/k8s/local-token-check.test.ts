@@ -123,18 +123,65 @@ describe('createLocalTokenCheck', () => {
     expect(endpoints.reads()).toBe(2);
   });
 
-  it('takes a rotated key at once, and a random kid costs at most one read per unknownKeyRetryMs', async () => {
+  it('never refuses a rotated key: it reads the keys again (at most once per unknownKeyRetryMs), else leaves it to TokenReview', async () => {
     let published = [apiserver.jwk];
     const { clock, check, endpoints } = setup({ unknownKeyRetryMs: 30_000 }, () => published);
-    expect((await check.check(await token(clock, rotated))).kind).toBe('fail');
+    expect(await check.check(await token(clock, apiserver))).toEqual({ kind: 'pass' });
+    expect(endpoints.reads()).toBe(1);
+    // Rotated, but read too recently to read again: unknown (reviewed), not refused.
+    published = [apiserver.jwk, rotated.jwk];
+    expect((await check.check(await token(clock, rotated))).kind).toBe('unknown');
     expect(endpoints.reads()).toBe(1);
     await clock.advance(30_000);
-    published = [apiserver.jwk, rotated.jwk];
     expect(await check.check(await token(clock, rotated))).toEqual({ kind: 'pass' });
     expect(endpoints.reads()).toBe(2);
+    // Random kids with the right claims: unknown, and no more reads within the interval.
     const forged = await signer('random-kid');
-    for (let i = 0; i < 20; i++) expect((await check.check(await token(clock, forged))).kind).toBe('fail');
+    for (let i = 0; i < 20; i++) expect((await check.check(await token(clock, forged))).kind).toBe('unknown');
     expect(endpoints.reads()).toBe(2);
+  });
+
+  it('lets every check that arrives during a read wait for it (two tokens of a new key together)', async () => {
+    const published = [apiserver.jwk, rotated.jwk];
+    const { clock, check, endpoints } = setup({}, () => published);
+    const [a, b] = await Promise.all([
+      token(clock, rotated, { node: 'a' }),
+      token(clock, rotated, { node: 'b' }),
+    ]);
+    expect(await Promise.all([check.check(a), check.check(b)])).toEqual([{ kind: 'pass' }, { kind: 'pass' }]);
+    expect(endpoints.reads()).toBe(1);
+  });
+
+  it('refuses on the claims alone, even while the keys cannot be read', async () => {
+    const { clock, check, endpoints } = setup();
+    endpoints.failing = true;
+    const forged = await signer('whatever');
+    expect((await check.check(await token(clock, forged, { aud: ['other'] }))).kind).toBe('fail');
+    expect((await check.check(await token(clock, forged, { sub: 'system:serviceaccount:x:y' }))).kind).toBe(
+      'fail',
+    );
+    expect((await check.check(await token(clock, forged, { node: null }))).kind).toBe('fail');
+    expect(endpoints.reads()).toBe(0);
+    expect((await check.check(await token(clock, forged))).kind).toBe('unknown');
+  });
+
+  it('forgives a minute of clock skew, as the apiserver does', async () => {
+    const { clock, check } = setup();
+    const ahead = await new SignJWT({ 'kubernetes.io': { node: { name: 'node-1' } } })
+      .setProtectedHeader({ alg: 'RS256', kid: apiserver.jwk.kid! })
+      .setIssuer(ISSUER)
+      .setSubject(AGENT)
+      .setAudience('npu-fault')
+      .setNotBefore(Math.floor(clock.now() / 1000) + 10)
+      .setExpirationTime(Math.floor(clock.now() / 1000) + 3600)
+      .sign(apiserver.privateKey);
+    expect(await check.check(ahead)).toEqual({ kind: 'pass' });
+  });
+
+  it('leaves a token to TokenReview when the key set holds two keys of its kid', async () => {
+    const twin = { ...rotated.jwk, kid: 'k1' };
+    const { clock, check } = setup({}, () => [apiserver.jwk, twin]);
+    expect((await check.check(await token(clock, apiserver))).kind).toBe('unknown');
   });
 
   it('says unknown while the keys cannot be read, and tries again after unknownKeyRetryMs', async () => {
@@ -206,6 +253,41 @@ describe('createTokenReviewer with a local check', () => {
     expect((await good).username).toBe(AGENT);
     expect(new Set(await Promise.all(refusals))).toEqual(new Set(['the bearer token was not accepted']));
     expect(reviews).toHaveLength(1);
+  });
+
+  it('while the keys cannot be read, still refuses garbage on its claims and reviews the good token', async () => {
+    const { clock, check, endpoints } = setup();
+    endpoints.failing = true;
+    const reviews: string[] = [];
+    const reviewer = createTokenReviewer({
+      review: async (t) => {
+        reviews.push(t);
+        return reviewed();
+      },
+      audiences: ['npu-fault'],
+      clock,
+      localCheck: check,
+    });
+    const forged = await signer('k1');
+    const garbage = await Promise.all(
+      Array.from({ length: 400 }, (_, i) =>
+        i % 2 === 0
+          ? token(clock, forged, { sub: `system:serviceaccount:tenant:sa-${i}` })
+          : token(clock, forged, { aud: ['https://kubernetes.default.svc'], node: `n${i}` }),
+      ),
+    );
+    const refused = await Promise.all(
+      garbage.map((t) =>
+        reviewer.authenticate(t).then(
+          () => 'accepted',
+          () => 'refused',
+        ),
+      ),
+    );
+    expect(new Set(refused)).toEqual(new Set(['refused']));
+    const good = await token(clock, apiserver);
+    expect((await reviewer.authenticate(good)).username).toBe(AGENT);
+    expect(reviews).toEqual([good]);
   });
 
   it('reviews tokens it cannot check in a pool of their own', async () => {

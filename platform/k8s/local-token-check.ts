@@ -8,12 +8,18 @@
  *
  * TokenReview is still asked about every token that passes: it alone knows whether the bound
  * pod still exists (revocation) and reports the node binding the authorizer uses. The local
- * check only ever refuses; it never accepts.
+ * check only ever refuses; it never accepts. A refusal needs proof: claims that rule the token
+ * out, or a signature that does not verify against the published key its `kid` names.
  *
+ * - **Claims first.** The token's claims are read (unverified) before anything else: the wrong
+ *   audience, an expired token, another account or no node claim is refused whatever the
+ *   signature, so nothing that could never pass costs a review, keys or no keys.
  * - **Keys.** Read on the first check and again every `refreshMs` (10 min) in the background;
- *   a token signed by a key not in the set starts one read at once, at most one per
- *   `unknownKeyRetryMs` (30 s), so after the apiserver's key rotates the new tokens pass within
- *   one read while random `kid`s cost the apiserver at most one request per 30 s.
+ *   a token signed by a key not in the set starts one read at once (a check arriving while a
+ *   read is under way waits for it), at most one per `unknownKeyRetryMs` (30 s); a key still
+ *   not in the set is `unknown`, never a refusal, since it may be newer than the last read.
+ *   So random `kid`s cost the apiserver at most one read per 30 s and go to the small pool,
+ *   and a rotation never refuses a good token.
  * - **No keys.** While the keys cannot be read (the discovery endpoints not allowed, the
  *   apiserver down) the answer is `unknown`: the reviewer sends such tokens to TokenReview
  *   through a small pool of their own, so the service degrades to the old behaviour rather
@@ -22,7 +28,7 @@
  *   issuer (an apiserver with several `--service-account-issuer`s) is `unknown`, not refused.
  */
 import * as k8s from '@kubernetes/client-node';
-import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify } from 'jose';
 import type { JSONWebKeySet, JWTPayload } from 'jose';
 import { request } from 'node:https';
 import type { Clock } from '../clock.js';
@@ -77,8 +83,11 @@ export const LOCAL_TOKEN_CHECK_DEFAULTS = {
 
 /** The algorithms the apiserver signs ServiceAccount tokens with (RSA or ECDSA keys). */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512'];
-/** Clock skew forgiven on `exp`/`nbf`: TokenReview, asked next, has the last word anyway. */
-const CLOCK_TOLERANCE_S = 5;
+/**
+ * Clock skew forgiven on `exp`/`nbf`: the apiserver's own validator allows a minute, and
+ * TokenReview, asked next, has the last word anyway.
+ */
+const CLOCK_TOLERANCE_S = 60;
 
 interface Held {
   readonly issuer: string;
@@ -124,6 +133,8 @@ export function createLocalTokenCheck(options: LocalTokenCheckOptions): LocalTok
 
   /** Reads the keys when none are held or they are due; at most one read per retryMs after a failure. */
   const keysFor = async (kid: string | undefined): Promise<Held | undefined> => {
+    // A read under way may bring the key this token names (a rotation): wait for it.
+    if (reading) await reading;
     const now = clock.monotonic();
     const due = now - lastReadAt >= retryMs;
     if (!held) {
@@ -137,16 +148,37 @@ export function createLocalTokenCheck(options: LocalTokenCheckOptions): LocalTok
     return held;
   };
 
+  /** Why the token's claims (read unverified) rule it out, or undefined when they may do. */
+  const claimProblem = (claims: JWTPayload): string | undefined => {
+    const aud = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : [];
+    if (!aud.some((a) => audiences.includes(a))) return `claim aud: not one of ${audiences.join(', ')}`;
+    if (typeof claims.exp !== 'number' || claims.exp * 1000 + CLOCK_TOLERANCE_S * 1000 <= clock.now())
+      return 'the token has expired';
+    if (subjects && !subjects.has(claims.sub ?? ''))
+      return `subject ${JSON.stringify(claims.sub ?? null)} is not allowed`;
+    if (options.requireNode && !boundNode(claims)) return 'the token is not bound to a pod on a node';
+    return undefined;
+  };
+
   const check = async (token: string): Promise<LocalVerdict> => {
     let kid: string | undefined;
+    let claims: JWTPayload;
     try {
       const header = decodeProtectedHeader(token);
       kid = typeof header.kid === 'string' ? header.kid : undefined;
+      claims = decodeJwt(token);
     } catch {
       return { kind: 'fail', detail: 'not a JWT' };
     }
+    // Claims first: a token whose claims rule it out is refused whatever its signature, so
+    // nothing that could never pass reaches a review, even while the keys cannot be read.
+    const problem = claimProblem(claims);
+    if (problem !== undefined) return { kind: 'fail', detail: problem };
     const keys = await keysFor(kid);
     if (!keys) return { kind: 'unknown', detail: "the apiserver's service-account keys are not read yet" };
+    // A key not published when last read may be a rotation newer than that read: TokenReview decides.
+    if (kid !== undefined && !keys.kids.has(kid))
+      return { kind: 'unknown', detail: `key ${JSON.stringify(kid)} was not published when last read` };
     let payload: JWTPayload;
     try {
       ({ payload } = await jwtVerify(token, keys.verify, {
@@ -157,12 +189,15 @@ export function createLocalTokenCheck(options: LocalTokenCheckOptions): LocalTok
         requiredClaims: ['exp', 'sub'],
       }));
     } catch (error) {
+      // Only what proves the token false is a refusal; a key set jose cannot use (two keys of
+      // one kid, an algorithm it lacks) leaves the token to TokenReview.
+      if (
+        error instanceof joseErrors.JWKSMultipleMatchingKeys ||
+        error instanceof joseErrors.JOSENotSupported
+      )
+        return { kind: 'unknown', detail: refusal(error) };
       return { kind: 'fail', detail: refusal(error) };
     }
-    if (subjects && !subjects.has(payload.sub ?? ''))
-      return { kind: 'fail', detail: `subject ${JSON.stringify(payload.sub)} is not allowed` };
-    if (options.requireNode && !boundNode(payload))
-      return { kind: 'fail', detail: 'the token is not bound to a pod on a node' };
     if (payload.iss !== keys.issuer)
       return { kind: 'unknown', detail: `issuer ${JSON.stringify(payload.iss)} is not the discovery issuer` };
     return { kind: 'pass' };
@@ -189,6 +224,9 @@ function refusal(error: unknown): string {
   if (error instanceof joseErrors.JWKSNoMatchingKey) return 'signed by a key the apiserver does not publish';
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) return 'the signature does not verify';
   if (error instanceof joseErrors.JOSEAlgNotAllowed) return 'signature algorithm not allowed';
+  if (error instanceof joseErrors.JWKSMultipleMatchingKeys)
+    return 'the key set holds several keys of its kid';
+  if (error instanceof joseErrors.JOSENotSupported) return 'a key or algorithm this check does not support';
   return 'not a valid signed JWT';
 }
 

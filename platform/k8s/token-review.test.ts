@@ -424,8 +424,8 @@ describe('createTokenReviewer', () => {
       timeoutMs: 5_000,
       maxConcurrent: 16,
       maxQueued: 64,
-      unverifiedMaxConcurrent: 2,
-      unverifiedMaxQueued: 8,
+      unverifiedMaxConcurrent: 16,
+      unverifiedMaxQueued: 64,
     });
   });
 

@@ -41,8 +41,10 @@
  * - **Checked here first.** With `localCheck` (local-token-check.ts) a token not cached is
  *   first checked against the apiserver's published keys: one that fails is refused (and
  *   cached as refused) without a review, one that passes is reviewed in the pool above, and
- *   one that cannot be checked (keys not read) in a small pool of its own (`unverifiedMaxConcurrent`
- *   2, `unverifiedMaxQueued` 8), so garbage never takes a slot a good token needs.
+ *   one that cannot be checked (keys not read, a key newer than the last read) in a pool of
+ *   its own as large as the other (`unverifiedMaxConcurrent` 16, `unverifiedMaxQueued` 64: while
+ *   the keys cannot be read, the reviewer behaves as it did before the local check), so a token
+ *   the check passed never waits behind one it could not check. At most 32 reviews run at once.
  *
  * A token never appears in an error, a log line or a cache key.
  */
@@ -128,9 +130,9 @@ export interface TokenReviewerOptions {
   maxQueued?: number;
   /** Checks a token before its review: a failure is refused without one (local-token-check.ts). */
   localCheck?: LocalTokenCheck;
-  /** Most reviews in flight at once of tokens the local check could not tell about (default 2). */
+  /** Most reviews in flight at once of tokens the local check could not tell about (default 16). */
   unverifiedMaxConcurrent?: number;
-  /** Most such reviews waiting (default 8; 0: no queue). */
+  /** Most such reviews waiting (default 64; 0: no queue). */
   unverifiedMaxQueued?: number;
   /**
    * Told of every TokenReview's outcome (background reviews ahead of a stay's end included:
@@ -174,8 +176,8 @@ export const TOKEN_REVIEW_DEFAULTS = {
   timeoutMs: 5_000,
   maxConcurrent: 16,
   maxQueued: 64,
-  unverifiedMaxConcurrent: 2,
-  unverifiedMaxQueued: 8,
+  unverifiedMaxConcurrent: 16,
+  unverifiedMaxQueued: 64,
 } as const;
 
 /** The request carries no usable bearer token, or the apiserver refused it: answer 401. */

@@ -6,6 +6,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
+import { kubeConfigWithToken } from '../../stack/index.js';
 
 /** The admin kubeconfig of the control plane global-setup started. */
 export function adminKubeConfig(): k8s.KubeConfig {
@@ -24,23 +25,8 @@ export function binDir(): string {
   return dir;
 }
 
-/** A KubeConfig for the same cluster that authenticates with `token` only. */
-export function kubeConfigWithToken(
-  admin: k8s.KubeConfig,
-  token: string,
-  user = 'token-user',
-): k8s.KubeConfig {
-  const cluster = admin.getCurrentCluster();
-  if (!cluster) throw new Error('admin kubeconfig has no current cluster');
-  const kc = new k8s.KubeConfig();
-  kc.loadFromOptions({
-    clusters: [cluster],
-    users: [{ name: user, token }],
-    contexts: [{ name: 'ctx', cluster: cluster.name, user }],
-    currentContext: 'ctx',
-  });
-  return kc;
-}
+// Shared with the benchmarks, so it lives in stack/.
+export { kubeConfigWithToken };
 
 /** A test file's namespace on the shared control plane. */
 export interface TestNamespace {

@@ -1,21 +1,17 @@
 /**
  * A controller replica as a real process: the process helpers live in
- * hack/component-process.ts (the pipeline demo uses them too); the test-only replica
+ * stack/component-process.ts (the pipeline demo and the benchmarks use them too); the test-only replica
  * defaults are here.
  */
 import type * as k8s from '@kubernetes/client-node';
-import {
-  startControllerProcess,
-  writeKubeConfig,
-  type ControllerProcess,
-} from '../../hack/component-process.js';
+import { startControllerProcess, writeKubeConfig, type ControllerProcess } from '../../stack/index.js';
 
 export {
   startControllerProcess,
   writeKubeConfig,
   type ControllerProcess,
   type LogLine,
-} from '../../hack/component-process.js';
+} from '../../stack/index.js';
 
 /** The Lease timing test replicas run with: a takeover in seconds, not the default 15 s. */
 export const TEST_LEASE = { duration: 4, renewDeadline: 3, retry: 0.5 } as const;

@@ -10,33 +10,20 @@
 import * as k8s from '@kubernetes/client-node';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { manifestRbacObjects } from '../../hack/manifest-rbac.js';
+import { controllerRbacObjects, functionRbacObjects, manifestRbacObjects } from '../../stack/index.js';
 import { CONTROLLER_TOKEN_AUDIENCE } from '../../contracts/index.js';
 import type { TestNamespace } from './cluster.js';
 
 /** The ServiceAccount the controller runs as (k8s/controller/serviceaccount.yaml). */
 export const CONTROLLER_SERVICE_ACCOUNT = 'npu-fault-controller';
 
-// status-mirror-rbac.yaml is its ClusterRole only: bound per mirror namespace (allowMirrorsIn).
-const RBAC_FILES = ['leader-election-rbac.yaml', 'rbac.yaml', 'status-mirror-rbac.yaml'];
-
 /** The ServiceAccount the ingest function runs as (k8s/functions/base/serviceaccount.yaml). */
 export const FUNCTION_SERVICE_ACCOUNT = 'npu-fault-function';
 
-/** The controller's RBAC objects as shipped, rewritten for `namespace`. */
-export function controllerRbacObjects(namespace: string): k8s.KubernetesObject[] {
-  return rbacObjects(
-    RBAC_FILES.map((file) => `controller/${file}`),
-    namespace,
-  );
-}
+// The shipped RBAC as objects lives in stack/ (the benchmarks and the demo apply it too).
+export { controllerRbacObjects, functionRbacObjects };
 
-/** The ingest function's RBAC objects as shipped (k8s/functions/base/rbac.yaml), rewritten for `namespace`. */
-export function functionRbacObjects(namespace: string): k8s.KubernetesObject[] {
-  return rbacObjects(['functions/base/rbac.yaml'], namespace);
-}
-
-/** RBAC objects of manifests under k8s/, rewritten for `namespace` (hack/manifest-rbac.ts). */
+/** RBAC objects of manifests under k8s/, rewritten for `namespace` (stack/manifest-rbac.ts). */
 const rbacObjects = manifestRbacObjects;
 
 /** The controller's identity in a test namespace, under its shipped RBAC. */

@@ -5,6 +5,10 @@
  *
  * Set NPU_FAULT_USE_EXISTING_CLUSTER=true to run against the cluster of $KUBECONFIG instead
  * (it must grant cluster-admin; test namespaces are created and deleted there).
+ *
+ * NPU_FAULT_K8S_VERSION=oldest|newest|v1.x.y selects the plane's release (newest by default;
+ * hack/build-control-plane.sh has the table); the tests learn it from
+ * NPU_FAULT_TEST_K8S_VERSION.
  */
 import { mkdtemp, readdir } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
@@ -12,6 +16,7 @@ import { join } from 'node:path';
 import {
   buildControlPlane,
   isOrphaned,
+  planeVersions,
   killControlPlaneSync,
   startControlPlane,
   stopControlPlane,
@@ -60,4 +65,5 @@ export default async function globalSetup(): Promise<void> {
   process.env.NPU_FAULT_TEST_STATE_DIR = stateDir;
   process.env.NPU_FAULT_TEST_KUBECONFIG = state.kubeconfig;
   process.env.NPU_FAULT_TEST_BIN_DIR = state.binDir;
+  process.env.NPU_FAULT_TEST_K8S_VERSION = (await planeVersions()).kubernetes;
 }

@@ -10,16 +10,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CONTROLLER_TOKEN_AUDIENCE } from '../../contracts/index.js';
-import type { SimNode } from '../../core/sim/index.js';
-import { createAgentIdentity } from '../../hack/agent-identity.js';
-import {
-  startControllerProcess,
-  writeKubeConfig,
-  type ControllerProcess,
-} from '../../hack/component-process.js';
-import { killControlPlaneSync, startControlPlane, stopControlPlane } from '../../hack/control-plane.js';
-import { manifestRbacObjects } from '../../hack/manifest-rbac.js';
+import { CONTROLLER_TOKEN_AUDIENCE } from '../contracts/index.js';
+import type { SimNode } from '../core/sim/index.js';
+import { createAgentIdentity } from './agent-identity.js';
+import { startControllerProcess, writeKubeConfig, type ControllerProcess } from './component-process.js';
+import { killControlPlaneSync, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
+import { kubeConfigWithToken } from './kube-config.js';
+import { manifestRbacObjects } from './manifest-rbac.js';
 
 /** Marks every cluster-scoped object the demo makes, so cleanup finds them. */
 export const DEMO_LABEL = 'npu-fault.io/demo';
@@ -56,7 +53,7 @@ export async function startDemoCluster(options: {
       if (!building && line.startsWith('[build-control-plane]')) {
         building = true;
         options.log(
-          'First run: building the control plane from Go modules (about ten minutes on two cores; cached afterwards).',
+          'First run: building the control plane from Go modules (about twelve minutes on two cores; cached afterwards).',
         );
       }
       options.log(line);
@@ -193,17 +190,12 @@ export async function deployPipeline(options: {
         namespace,
         body: { spec: { audiences: [], expirationSeconds: 3600 } },
       });
-      const cluster = admin.getCurrentCluster();
-      if (!cluster || !minted.status?.token) throw new Error(`no token for ${serviceAccount}`);
-      const kc = new k8s.KubeConfig();
-      const user = `system:serviceaccount:${namespace}:${serviceAccount}`;
-      kc.loadFromOptions({
-        clusters: [cluster],
-        users: [{ name: user, token: minted.status.token }],
-        contexts: [{ name: 'demo', cluster: cluster.name, user }],
-        currentContext: 'demo',
-      });
-      return kc;
+      if (!minted.status?.token) throw new Error(`no token for ${serviceAccount}`);
+      return kubeConfigWithToken(
+        admin,
+        minted.status.token,
+        `system:serviceaccount:${namespace}:${serviceAccount}`,
+      );
     };
 
     const rules = tuning.rules === undefined ? DEMO_RULES : tuning.rules;

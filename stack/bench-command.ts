@@ -13,9 +13,9 @@ import { arch, availableParallelism, platform } from 'node:os';
 import { createEngine } from '../core/engine/index.js';
 import { measureMemory, measurePaths, measureThroughput, type Gc } from '../bench/measure.js';
 import { buildWorkload } from '../bench/workload.js';
-import { booleanOption, isExit, numberOption, settleCommandLine, type ParsedArgs } from './args.js';
-import { EXIT_DATA, EXIT_USAGE, type CliIO, type Subcommand } from './io.js';
-import { BENCH, MEMORY_SIZES, THROUGHPUT_TARGET } from './specs.js';
+import { booleanOption, isExit, numberOption, settleCommandLine, type ParsedArgs } from '../cli/args.js';
+import { EXIT_DATA, EXIT_USAGE, type CliIO, type Subcommand } from '../cli/io.js';
+import { BENCH, MEMORY_SIZES, THROUGHPUT_TARGET } from '../cli/specs.js';
 
 export { MEMORY_SIZES, THROUGHPUT_TARGET };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { SCENARIO } from '../core/sim/index.js';
-import { createDemo } from './demo.js';
-import { memoryIO } from './testing.js';
+import { SCENARIO } from '../../core/sim/index.js';
+import { createDemo } from './command.js';
+import { memoryIO } from '../../cli/testing.js';
 
 interface Run {
   code: number;

@@ -1,5 +1,5 @@
 /**
- * `npu-fault demo` runs the real pipeline (cli/demo/pipeline.ts); `npu-fault demo --engine-only
+ * `npu-fault demo` runs the real pipeline (stack/demo/pipeline.ts); `npu-fault demo --engine-only
  * [--fast] [--speed <x>] [--seed <n>]` (this file) plays the simulator's scripted
  * scenario (core/sim/scenario.ts: a mixed 16-node fleet, five minutes of faults) through
  * the real detection engine and prints each change of published status as it happens,
@@ -12,8 +12,8 @@
  * Exit 0 when the engine did what the labels say, 1 when it did not (the demo doubles as
  * an end-to-end smoke test), 2 on bad usage.
  */
-import type { PublishedDocument, PublishedNode } from '../contracts/index.js';
-import { createEngine, type Transition } from '../core/engine/index.js';
+import type { PublishedDocument, PublishedNode } from '../../contracts/index.js';
+import { createEngine, type Transition } from '../../core/engine/index.js';
 import {
   checkLabels,
   demoScenario,
@@ -21,7 +21,7 @@ import {
   scenarioTrace,
   type Scenario,
   type ScenarioStep,
-} from '../core/sim/index.js';
+} from '../../core/sim/index.js';
 import {
   booleanOption,
   excerpt,
@@ -31,9 +31,9 @@ import {
   stringOption,
   UsageError,
   type ParsedArgs,
-} from './args.js';
-import { EXIT_DATA, type CliIO, type Subcommand } from './io.js';
-import { DEMO } from './specs.js';
+} from '../../cli/args.js';
+import { EXIT_DATA, type CliIO, type Subcommand } from '../../cli/io.js';
+import { DEMO } from '../../cli/specs.js';
 
 /** Injected effects, so tests run the demo with no real time and a chosen environment. */
 export interface DemoDeps {
@@ -276,7 +276,7 @@ export function createDemo(deps: DemoDeps = {}): Subcommand {
     const env = deps.env ?? process.env;
     if (parsed.pipeline) {
       // Loaded only when asked for: it pulls in the Kubernetes client and the control plane.
-      const { runPipelineDemo } = await import('./demo/pipeline.js');
+      const { runPipelineDemo } = await import('./pipeline.js');
       return await runPipelineDemo(
         { existingCluster: parsed.existingCluster, scenario: parsed.scenario, env },
         io,

@@ -3,7 +3,8 @@
  * `ai-infra` becomes `namespace`, and the cluster-scoped objects (ClusterRole,
  * ClusterRoleBinding) get the namespace appended to their names so that several namespaces
  * (test files, demo runs) do not share them. Nothing else changes: a rule the code needs and
- * the manifest lacks fails with a 403. Shared by test/setup/ and the pipeline demo.
+ * the manifest lacks fails with a 403. Shared by test/setup/, the benchmarks and the pipeline
+ * demo.
  */
 import type * as k8s from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
@@ -33,4 +34,20 @@ export function manifestRbacObjects(files: readonly string[], namespace: string)
     }
   }
   return objects;
+}
+
+// status-mirror-rbac.yaml is its ClusterRole only: bound per mirror namespace (test/setup's allowMirrorsIn).
+const CONTROLLER_RBAC_FILES = ['leader-election-rbac.yaml', 'rbac.yaml', 'status-mirror-rbac.yaml'];
+
+/** The controller's RBAC objects as shipped (k8s/controller/), rewritten for `namespace`. */
+export function controllerRbacObjects(namespace: string): k8s.KubernetesObject[] {
+  return manifestRbacObjects(
+    CONTROLLER_RBAC_FILES.map((file) => `controller/${file}`),
+    namespace,
+  );
+}
+
+/** The ingest function's RBAC objects as shipped (k8s/functions/base/rbac.yaml), rewritten for `namespace`. */
+export function functionRbacObjects(namespace: string): k8s.KubernetesObject[] {
+  return manifestRbacObjects(['functions/base/rbac.yaml'], namespace);
 }

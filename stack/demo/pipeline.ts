@@ -10,8 +10,8 @@
  */
 import type { PublishedDocument } from '../../contracts/index.js';
 import type { SimNode } from '../../core/sim/index.js';
-import { EXIT_DATA, type CliIO } from '../io.js';
-import { followFaultStream, watchStatus, type SeenDocument, type SeenEntry } from './observe.js';
+import { EXIT_DATA, type CliIO } from '../../cli/io.js';
+import { followFaultStream, watchStatus, type SeenDocument, type SeenEntry } from '../observe.js';
 import {
   checkFinal,
   demoFleet,
@@ -29,10 +29,10 @@ import {
   type DemoAgent,
   type DemoCluster,
   type DemoStack,
-} from './stack.js';
+} from '../pipeline-stack.js';
 import { LiveView, painter, reportTable, since, type Paint, type ReportRow } from './view.js';
 
-/** The pipeline demo's options (cli/demo.ts parses them). */
+/** The pipeline demo's options (stack/demo/command.ts parses them). */
 export interface PipelineOptions {
   existingCluster: boolean;
   scenario: ScenarioSize;
@@ -125,7 +125,7 @@ export async function runPipelineDemo(options: PipelineOptions, io: CliIO): Prom
     `${paint('1', `npu-fault pipeline demo: ${fleet.length} simulated nodes through a real function into two real controllers`)}\n` +
       (options.existingCluster
         ? `  cluster: $KUBECONFIG (${options.env.KUBECONFIG ?? 'unset'})\n`
-        : '  cluster: a local control plane (etcd, kube-apiserver, kube-controller-manager, kwok); the first run builds it from Go modules, about ten minutes on two cores\n') +
+        : '  cluster: a local control plane (etcd, kube-apiserver, kube-controller-manager, kwok); the first run builds it from Go modules, about twelve minutes on two cores\n') +
       '  detection rules compressed for the demo: a warning degrades after 6 s (default 60) and fails 8 s later (default 180)\n\n',
   );
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { median } from '../bench/measure.js';
 import { buildWorkload, devicesIn } from '../bench/workload.js';
-import { bench } from './bench.js';
-import { memoryIO } from './testing.js';
+import { bench } from './bench-command.js';
+import { memoryIO } from '../cli/testing.js';
 
 // No timing here: the benchmark itself runs only as `npm run bench`. These check that the
 // workload is the size it claims, so the figures it reports are per what they say.

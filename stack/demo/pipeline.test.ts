@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { PublishedDocument, PublishedNode } from '../../contracts/index.js';
-import { createDemo } from '../demo.js';
-import { memoryIO } from '../testing.js';
+import { createDemo } from './command.js';
+import { memoryIO } from '../../cli/testing.js';
 import { checkFinal, demoFleet, documentShows, expectations, planFaults } from './scenario.js';
 import { LiveView, painter, reportTable } from './view.js';
 

@@ -9,8 +9,8 @@ import {
   STATUS_CONFIGMAP_NAME,
   type PublishedDocument,
   type PublishedNode,
-} from '../../contracts/index.js';
-import { createSseParser } from '../../consumer/index.js';
+} from '../contracts/index.js';
+import { createSseParser } from '../consumer/index.js';
 
 /** One version of the ConfigMap as the watcher received it. */
 export interface SeenDocument {

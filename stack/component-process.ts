@@ -2,7 +2,7 @@
  * A component (controller replica, ingest function or node agent) as a real process (`node bin/npu-fault.js controller …`) under a
  * ServiceAccount kubeconfig, with its JSON log lines collected so a caller (a test, the
  * pipeline demo) can wait on what it says it did (listening, ready, leading) instead of
- * sleeping. Shared by test/setup/ and cli/demo-pipeline.
+ * sleeping. Shared by test/setup/, the benchmarks and the pipeline demo.
  */
 import type * as k8s from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
