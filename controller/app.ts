@@ -28,6 +28,7 @@ import {
   type Runnable,
 } from '../platform/index.js';
 import {
+  createIssuerKeyCache,
   createLocalTokenCheck,
   createTokenReviewMetrics,
   createTokenReviewer,
@@ -367,7 +368,7 @@ export function createController(deps: ControllerDeps): Controller {
   };
 
   const tokenReview = kubeTokenReview(kubeConfig.makeApiClient(k8s.AuthenticationV1Api));
-  const issuerKeys = kubeIssuerKeys(kubeConfig);
+  // One copy of the apiserver's keys for both endpoints' checks (read once, refreshed once).
   const observationUsers =
     config.auth.allowedUsers.length > 0
       ? config.auth.allowedUsers
@@ -375,6 +376,11 @@ export function createController(deps: ControllerDeps): Controller {
   // The ingest function's token must carry the controllers' own audience (--auth-audiences);
   // one that cannot (garbage, another account or audience) is refused before any review.
   const reviewMetrics = createTokenReviewMetrics(registry, () => reviewer, 'controller');
+  const issuerKeys = createIssuerKeyCache({
+    fetchKeys: kubeIssuerKeys(kubeConfig),
+    clock,
+    onKeysRead: reviewMetrics.onKeysRead,
+  });
   const reviewer = createTokenReviewer({
     review: tokenReview,
     clock,
@@ -382,11 +388,10 @@ export function createController(deps: ControllerDeps): Controller {
     audiences: config.auth.audiences,
     onOutcome: reviewMetrics.onOutcome,
     localCheck: createLocalTokenCheck({
-      fetchKeys: issuerKeys,
+      keys: issuerKeys,
       audiences: config.auth.audiences,
       subjects: observationUsers,
       clock,
-      onKeysRead: reviewMetrics.onKeysRead,
     }),
   });
   // explain's callers send a token `npu-fault explain` minted for the explain ServiceAccount.
@@ -400,11 +405,10 @@ export function createController(deps: ControllerDeps): Controller {
     maxQueued: 16,
     onOutcome: explainMetrics.onOutcome,
     localCheck: createLocalTokenCheck({
-      fetchKeys: issuerKeys,
+      keys: issuerKeys,
       audiences: [EXPLAIN_TOKEN_AUDIENCE],
       subjects: [explainUser(config.namespace)],
       clock,
-      onKeysRead: explainMetrics.onKeysRead,
     }),
   });
   const observations = createObservationsApp(

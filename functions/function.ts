@@ -16,6 +16,7 @@ import {
 } from '../platform/index.js';
 import {
   createKubeListWatchClient,
+  createIssuerKeyCache,
   createLocalTokenCheck,
   createTokenReviewMetrics,
   createTokenReviewer,
@@ -123,12 +124,15 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
     maxQueued: config.auth.maxQueuedReviews,
     onOutcome: reviewMetrics.onOutcome,
     localCheck: createLocalTokenCheck({
-      fetchKeys: kubeIssuerKeys(kubeConfig),
+      keys: createIssuerKeyCache({
+        fetchKeys: kubeIssuerKeys(kubeConfig),
+        clock,
+        onKeysRead: reviewMetrics.onKeysRead,
+      }),
       audiences: config.auth.audiences,
       subjects: allowedUsers,
       requireNode: true,
       clock,
-      onKeysRead: reviewMetrics.onKeysRead,
     }),
   });
   const handler = createFunctionApp(

@@ -17,9 +17,13 @@ export {
 } from './token-review.js';
 export {
   LOCAL_TOKEN_CHECK_DEFAULTS,
+  createIssuerKeyCache,
   createLocalTokenCheck,
   kubeIssuerKeys,
   type FetchIssuerKeys,
+  type IssuerKeyCache,
+  type IssuerKeyCacheOptions,
+  type IssuerKeySet,
   type IssuerKeys,
   type LocalTokenCheck,
   type LocalTokenCheckOptions,

@@ -1,7 +1,12 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { FakeClock } from '../clock.js';
-import { createLocalTokenCheck, type IssuerKeys, type LocalTokenCheckOptions } from './local-token-check.js';
+import {
+  createIssuerKeyCache,
+  createLocalTokenCheck,
+  type IssuerKeyCacheOptions,
+  type IssuerKeys,
+} from './local-token-check.js';
 import { createTokenReviewer, type TokenReviewStatus } from './token-review.js';
 
 const ISSUER = 'https://kubernetes.default.svc.cluster.local';
@@ -51,7 +56,7 @@ function token(
 
 /** The apiserver's discovery endpoints, counting reads; `failing` makes them error. */
 function discovery(keys: () => JWK[]): {
-  fetchKeys: LocalTokenCheckOptions['fetchKeys'];
+  fetchKeys: IssuerKeyCacheOptions['fetchKeys'];
   reads: () => number;
   failing: boolean;
 } {
@@ -68,18 +73,21 @@ function discovery(keys: () => JWK[]): {
   return state;
 }
 
-function setup(options: Partial<LocalTokenCheckOptions> = {}, keys: () => JWK[] = () => [apiserver.jwk]) {
+function setup(
+  options: Pick<IssuerKeyCacheOptions, 'refreshMs' | 'unknownKeyRetryMs'> = {},
+  keys: () => JWK[] = () => [apiserver.jwk],
+) {
   const clock = new FakeClock();
   const endpoints = discovery(keys);
+  const cache = createIssuerKeyCache({ fetchKeys: endpoints.fetchKeys, clock, ...options });
   const check = createLocalTokenCheck({
-    fetchKeys: endpoints.fetchKeys,
+    keys: cache,
     audiences: ['npu-fault'],
     subjects: [AGENT],
     requireNode: true,
     clock,
-    ...options,
   });
-  return { clock, endpoints, check };
+  return { clock, endpoints, check, cache };
 }
 
 describe('createLocalTokenCheck', () => {
@@ -185,17 +193,17 @@ describe('createLocalTokenCheck', () => {
   });
 
   it('says unknown while the keys cannot be read, and tries again after unknownKeyRetryMs', async () => {
-    const { clock, check, endpoints } = setup({ unknownKeyRetryMs: 30_000 });
+    const { clock, check, endpoints, cache } = setup({ unknownKeyRetryMs: 30_000 });
     endpoints.failing = true;
     const good = await token(clock, apiserver);
     expect((await check.check(good)).kind).toBe('unknown');
     expect((await check.check(good)).kind).toBe('unknown');
     expect(endpoints.reads()).toBe(1);
-    expect(check.ready).toBe(false);
+    expect(cache.ready).toBe(false);
     endpoints.failing = false;
     await clock.advance(30_000);
     expect(await check.check(good)).toEqual({ kind: 'pass' });
-    expect(check.ready).toBe(true);
+    expect(cache.ready).toBe(true);
   });
 
   it('leaves a token of another issuer signed by a published key to TokenReview (unknown)', async () => {

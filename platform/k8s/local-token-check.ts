@@ -48,15 +48,9 @@ export type LocalVerdict =
   | { readonly kind: 'fail'; readonly detail: string }
   | { readonly kind: 'unknown'; readonly detail: string };
 
-/** How tokens are checked locally. */
-export interface LocalTokenCheckOptions {
+/** Where the keys come from and how often they are read again. */
+export interface IssuerKeyCacheOptions {
   fetchKeys: FetchIssuerKeys;
-  /** The token's `aud` must hold one of these. */
-  audiences: readonly string[];
-  /** When set, the token's `sub` must be one of these (ServiceAccount usernames). */
-  subjects?: readonly string[];
-  /** When true, the token must be bound to a pod on a node (`kubernetes.io.node.name`). */
-  requireNode?: boolean;
   clock: Clock;
   /** How often the keys are read again while they serve (default 10 min). */
   refreshMs?: number;
@@ -68,11 +62,37 @@ export interface LocalTokenCheckOptions {
   onKeysRead?: (ok: boolean) => void;
 }
 
+/** The apiserver's keys as last read; one per process, shared by every check. */
+export interface IssuerKeyCache {
+  /** The keys to check a token signed with `kid` against, read first when due; undefined when none could be read. */
+  keysFor(kid: string | undefined): Promise<IssuerKeySet | undefined>;
+  /** Whether a key set is held now. */
+  readonly ready: boolean;
+}
+
+/** A key set as read. */
+export interface IssuerKeySet {
+  readonly issuer: string;
+  readonly verify: ReturnType<typeof createLocalJWKSet>;
+  readonly kids: ReadonlySet<string>;
+  readonly readAt: number;
+}
+
+/** How tokens are checked locally. */
+export interface LocalTokenCheckOptions {
+  keys: IssuerKeyCache;
+  /** The token's `aud` must hold one of these. */
+  audiences: readonly string[];
+  /** When set, the token's `sub` must be one of these (ServiceAccount usernames). */
+  subjects?: readonly string[];
+  /** When true, the token must be bound to a pod on a node (`kubernetes.io.node.name`). */
+  requireNode?: boolean;
+  clock: Clock;
+}
+
 /** Checks tokens; `check` never throws. */
 export interface LocalTokenCheck {
   check(token: string): Promise<LocalVerdict>;
-  /** Whether a key set is held now. */
-  readonly ready: boolean;
 }
 
 export const LOCAL_TOKEN_CHECK_DEFAULTS = {
@@ -89,22 +109,13 @@ const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
  */
 const CLOCK_TOLERANCE_S = 60;
 
-interface Held {
-  readonly issuer: string;
-  readonly verify: ReturnType<typeof createLocalJWKSet>;
-  readonly kids: ReadonlySet<string>;
-  readonly readAt: number;
-}
-
-export function createLocalTokenCheck(options: LocalTokenCheckOptions): LocalTokenCheck {
+/** Reads the keys on first use, then as `keysFor` finds them due (see the file comment). */
+export function createIssuerKeyCache(options: IssuerKeyCacheOptions): IssuerKeyCache {
   const { clock, fetchKeys } = options;
   const refreshMs = options.refreshMs ?? LOCAL_TOKEN_CHECK_DEFAULTS.refreshMs;
   const retryMs = options.unknownKeyRetryMs ?? LOCAL_TOKEN_CHECK_DEFAULTS.unknownKeyRetryMs;
   const timeoutMs = options.timeoutMs ?? LOCAL_TOKEN_CHECK_DEFAULTS.timeoutMs;
-  const audiences = [...options.audiences];
-  if (audiences.length === 0) throw new RangeError('local token check: expected at least one audience');
-  const subjects = options.subjects ? new Set(options.subjects) : undefined;
-  let held: Held | undefined;
+  let held: IssuerKeySet | undefined;
   let reading: Promise<void> | undefined;
   /** Monotonic time of the last read started (successful or not). */
   let lastReadAt = -Infinity;
@@ -132,7 +143,7 @@ export function createLocalTokenCheck(options: LocalTokenCheckOptions): LocalTok
   };
 
   /** Reads the keys when none are held or they are due; at most one read per retryMs after a failure. */
-  const keysFor = async (kid: string | undefined): Promise<Held | undefined> => {
+  const keysFor = async (kid: string | undefined): Promise<IssuerKeySet | undefined> => {
     // A read under way may bring the key this token names (a rotation): wait for it.
     if (reading) await reading;
     const now = clock.monotonic();
@@ -147,6 +158,20 @@ export function createLocalTokenCheck(options: LocalTokenCheckOptions): LocalTok
     }
     return held;
   };
+
+  return {
+    keysFor,
+    get ready() {
+      return held !== undefined;
+    },
+  };
+}
+
+export function createLocalTokenCheck(options: LocalTokenCheckOptions): LocalTokenCheck {
+  const { clock } = options;
+  const audiences = [...options.audiences];
+  if (audiences.length === 0) throw new RangeError('local token check: expected at least one audience');
+  const subjects = options.subjects ? new Set(options.subjects) : undefined;
 
   /** Why the token's claims (read unverified) rule it out, or undefined when they may do. */
   const claimProblem = (claims: JWTPayload): string | undefined => {
@@ -174,7 +199,7 @@ export function createLocalTokenCheck(options: LocalTokenCheckOptions): LocalTok
     // nothing that could never pass reaches a review, even while the keys cannot be read.
     const problem = claimProblem(claims);
     if (problem !== undefined) return { kind: 'fail', detail: problem };
-    const keys = await keysFor(kid);
+    const keys = await options.keys.keysFor(kid);
     if (!keys) return { kind: 'unknown', detail: "the apiserver's service-account keys are not read yet" };
     // A key not published when last read may be a rotation newer than that read: TokenReview decides.
     if (kid !== undefined && !keys.kids.has(kid))
@@ -203,12 +228,7 @@ export function createLocalTokenCheck(options: LocalTokenCheckOptions): LocalTok
     return { kind: 'pass' };
   };
 
-  return {
-    check,
-    get ready() {
-      return held !== undefined;
-    },
-  };
+  return { check };
 }
 
 /** The node claim of a pod-bound ServiceAccount token (`kubernetes.io.node.name`). */
