@@ -16,16 +16,12 @@ import * as k8s from '@kubernetes/client-node';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  controllerAccess,
-  functionAccess,
-  type ControllerAccess,
-  functionTokenFile,
-} from './setup/controller-rbac.js';
+import { controllerAccess, functionAccess, type ControllerAccess } from './setup/controller-rbac.js';
 import {
   startControllerProcess,
   writeKubeConfig,
   type ControllerProcess,
+  startTestFunction,
 } from './setup/controller-process.js';
 import { createAgentIdentity } from './setup/agent-identity.js';
 import { createTestNamespace, type TestNamespace } from './setup/cluster.js';
@@ -115,17 +111,13 @@ describe('a failing tool reads as one, through a real function and controller', 
     });
     processes.push(controller);
     const replica = `replica-1=http://127.0.0.1:${await controller.port('observations')}`;
-    const function_ = startControllerProcess({
-      identity: 'function',
-      command: 'function',
-      kubeconfig: writeKubeConfig(fn.kubeConfig),
-      args: [
-        `--namespace=${ns.name}`,
-        `--token-file=${await functionTokenFile(ns, dir)}`,
-        `--controllers=${replica}`,
-        // The agents below are simulated: their snapshots are refused without this.
-        '--allow-simulated-collectors',
-      ],
+    const function_ = await startTestFunction({
+      ns,
+      access: fn,
+      dir,
+      controllers: replica,
+      // The agents below are simulated: their snapshots are refused without this.
+      args: ['--allow-simulated-collectors'],
     });
     processes.push(function_);
     functionUrl = `http://127.0.0.1:${await function_.port('http')}`;

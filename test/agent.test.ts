@@ -19,16 +19,12 @@ import {
   publishedDocumentSchema,
   type PublishedDocument,
 } from '../contracts/index.js';
-import {
-  controllerAccess,
-  functionAccess,
-  type ControllerAccess,
-  functionTokenFile,
-} from './setup/controller-rbac.js';
+import { controllerAccess, functionAccess, type ControllerAccess } from './setup/controller-rbac.js';
 import {
   startControllerProcess,
   writeKubeConfig,
   type ControllerProcess,
+  startTestFunction,
 } from './setup/controller-process.js';
 import { createAgentIdentity } from './setup/agent-identity.js';
 import { createTestNamespace, watchUntil, type TestNamespace } from './setup/cluster.js';
@@ -159,17 +155,13 @@ describe('the node agent pushing through a real function into real controllers',
       processes.push(process);
       replicas.push(`${identity}=http://127.0.0.1:${await process.port('observations')}`);
     }
-    const function_ = startControllerProcess({
-      identity: 'function',
-      command: 'function',
-      kubeconfig: writeKubeConfig(fn.kubeConfig),
-      args: [
-        `--namespace=${ns.name}`,
-        `--token-file=${await functionTokenFile(ns, dir)}`,
-        `--controllers=${replicas.join(',')}`,
-        // The agent below is simulated: its snapshots are refused without this.
-        '--allow-simulated-collectors',
-      ],
+    const function_ = await startTestFunction({
+      ns,
+      access: fn,
+      dir,
+      controllers: replicas.join(','),
+      // The agent below is simulated: its snapshots are refused without this.
+      args: ['--allow-simulated-collectors'],
     });
     processes.push(function_);
     const functionUrl = `http://127.0.0.1:${await function_.port('http')}`;

@@ -16,15 +16,9 @@ import {
   controllerAccess,
   functionAccess,
   functionCallerToken,
-  functionTokenFile,
   type ControllerAccess,
 } from './setup/controller-rbac.js';
-import {
-  startControllerProcess,
-  startTestReplica,
-  writeKubeConfig,
-  type ControllerProcess,
-} from './setup/controller-process.js';
+import { startTestReplica, type ControllerProcess, startTestFunction } from './setup/controller-process.js';
 import { createAgentIdentity } from './setup/agent-identity.js';
 import { renderManifests, serverDryRun } from './setup/manifests.js';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -122,17 +116,13 @@ describe('the function-to-controller hop over TLS (threat: sniffing or impersona
     });
     processes.push(replica);
     controllerPort = await replica.port('observations');
-    const fn = startControllerProcess({
-      identity: 'function',
-      command: 'function',
-      kubeconfig: writeKubeConfig(fnAccess.kubeConfig),
+    const fn = await startTestFunction({
+      ns,
+      access: fnAccess,
+      dir,
+      controllers: `replica-1=https://127.0.0.1:${controllerPort}`,
       // The CA the function trusts, as a pod gets it mounted (k8s/controller/tls).
       env: { NODE_EXTRA_CA_CERTS: testdata('ca.pem') },
-      args: [
-        `--namespace=${ns.name}`,
-        `--token-file=${await functionTokenFile(ns, dir)}`,
-        `--controllers=replica-1=https://127.0.0.1:${controllerPort}`,
-      ],
     });
     processes.push(fn);
     functionUrl = `http://127.0.0.1:${await fn.port('http')}`;

@@ -18,14 +18,10 @@ import { Agent, request } from 'undici';
 import { npuSnapshot } from '../core/engine/testing.js';
 import { createAgentIdentity, type AgentIdentity } from './setup/agent-identity.js';
 import { createTestNamespace, type TestNamespace } from './setup/cluster.js';
-import {
-  startControllerProcess,
-  writeKubeConfig,
-  type ControllerProcess,
-} from './setup/controller-process.js';
+import { type ControllerProcess, startTestFunction } from './setup/controller-process.js';
 import { functionAccess, type ControllerAccess } from './setup/controller-rbac.js';
 import { startTestReplica } from './setup/controller-process.js';
-import { controllerAccess, functionTokenFile } from './setup/controller-rbac.js';
+import { controllerAccess } from './setup/controller-rbac.js';
 
 const CLIENTS = 400;
 const FRESH_TOKENS = 20;
@@ -70,15 +66,11 @@ describe('a flood of garbage tokens against the ingest function (real process, r
       access: controllers,
     });
     processes.push(replica);
-    const function_ = startControllerProcess({
-      identity: 'function',
-      command: 'function',
-      kubeconfig: writeKubeConfig(fn.kubeConfig),
-      args: [
-        `--namespace=${ns.name}`,
-        `--token-file=${await functionTokenFile(ns, dir)}`,
-        `--controllers=replica-1=http://127.0.0.1:${await replica.port('observations')}`,
-      ],
+    const function_ = await startTestFunction({
+      ns,
+      access: fn,
+      dir,
+      controllers: `replica-1=http://127.0.0.1:${await replica.port('observations')}`,
     });
     processes.push(function_);
     functionUrl = `http://127.0.0.1:${await function_.port('http')}`;

@@ -5,6 +5,8 @@
  */
 import type * as k8s from '@kubernetes/client-node';
 import { startControllerProcess, writeKubeConfig, type ControllerProcess } from '../../stack/index.js';
+import type { TestNamespace } from './cluster.js';
+import { functionTokenFile } from './controller-rbac.js';
 
 export {
   startControllerProcess,
@@ -37,6 +39,33 @@ export async function startTestReplica(options: {
       `--lease-renew-deadline-seconds=${TEST_LEASE.renewDeadline}`,
       `--lease-retry-period-seconds=${TEST_LEASE.retry}`,
       `--auth-allowed-users=system:serviceaccount:${options.namespace}:npu-fault-function`,
+      ...(options.args ?? []),
+    ],
+  });
+}
+
+/**
+ * An `npu-fault function` process as the tests run it: under `access`'s kubeconfig (the
+ * function's shipped RBAC), presenting a token of the controllers' audience written into
+ * `dir`, forwarding to `controllers` (`name=url,…`), plus `args` and `env`.
+ */
+export async function startTestFunction(options: {
+  ns: TestNamespace;
+  access: { kubeConfig: k8s.KubeConfig };
+  dir: string;
+  controllers: string;
+  args?: string[];
+  env?: Record<string, string>;
+}): Promise<ControllerProcess> {
+  return startControllerProcess({
+    identity: 'function',
+    command: 'function',
+    kubeconfig: writeKubeConfig(options.access.kubeConfig),
+    ...(options.env ? { env: options.env } : {}),
+    args: [
+      `--namespace=${options.ns.name}`,
+      `--token-file=${await functionTokenFile(options.ns, options.dir)}`,
+      `--controllers=${options.controllers}`,
       ...(options.args ?? []),
     ],
   });
