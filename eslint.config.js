@@ -16,7 +16,6 @@ const ioModules = [
   'node:net',
   'node:http',
   'node:child_process',
-  'execa',
   'express',
   '@kubernetes/client-node',
 ];
@@ -116,7 +115,7 @@ export default tseslint.config(
       'no-restricted-imports': [
         'error',
         {
-          paths: ['@kubernetes/client-node', 'express', 'execa', 'node:child_process'].map((name) => ({
+          paths: ['@kubernetes/client-node', 'express', 'node:child_process'].map((name) => ({
             name,
             message: 'consumer/ ships into users’ pods: contracts/, Node built-ins and fetch only',
           })),

@@ -52,7 +52,7 @@ export interface AgentDeps {
   clock: Clock;
   log: Logger;
   registry: Registry;
-  /** Runs tools; default execa, each in its own process group. */
+  /** Runs tools; default createExecTool, each in its own process group. */
   exec?: ExecTool;
   /** Runs long-lived tools (the nvidia-smi loop); default node:child_process, in its own process group. */
   stream?: StreamTool;

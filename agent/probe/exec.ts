@@ -1,5 +1,5 @@
 /**
- * Runs the node's health tools (`hdc`, `npu-smi`, `nvidia-smi`) as child processes with execa,
+ * Runs the node's health tools (`hdc`, `npu-smi`, `nvidia-smi`) as child processes,
  * hardened for a daemon that runs them every second for months:
  *
  * - each run is detached into its own process group (and session), and on abort, timeout or
@@ -20,7 +20,8 @@
  * orphans, the container runtime's shim (a child subreaper) in a pod. Tools run in the C
  * locale, the number format the parsers read.
  */
-import type { ResultPromise, execa as Execa } from 'execa';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { excerpt } from '../../core/errors.js';
 import { AppError } from '../../platform/index.js';
 
@@ -150,44 +151,32 @@ class StderrExcerpt {
   }
 }
 
-/** What execa's error says, read defensively (the fields differ by how the run ended). */
-interface ExecaFailure {
-  code?: string;
-  exitCode?: number;
-  signal?: string;
-  isCanceled?: boolean;
-  shortMessage?: string;
-  message?: string;
+/** A run that did not start (not found, not executable): one line naming the errno. */
+function spawnFailure(name: string, error: unknown, stderr = ''): ExecToolError {
+  const failure = (error ?? {}) as { code?: string; message?: string };
+  const why = failure.code ?? firstLine(failure.message ?? 'unknown error');
+  return new ExecToolError('spawn', `${name} could not be started: ${why}`, { stderr, cause: error });
 }
 
 /**
- * Turns execa's error into an ExecToolError with a one-line message. The error keeps stdout
- * only for a non-zero exit (nvidia-smi's good rows beside a lost GPU), and stderr's excerpt:
- * a failing tool costs the agent what one bounded run prints, not copies of its output.
+ * A run that ended on its own but not well. The error keeps stdout only for a non-zero exit
+ * (nvidia-smi's good rows beside a lost GPU), and stderr's excerpt: a failing tool costs the
+ * agent what one bounded run prints, not copies of its output.
  */
-function toExecToolError(
-  command: string,
-  error: unknown,
-  outputs: { stdout: () => string; stderr: () => string },
-  signal?: AbortSignal,
+function exitFailure(
+  name: string,
+  code: number | null,
+  killedBy: NodeJS.Signals | null,
+  outputs: { stdout: string; stderr: string },
 ): ExecToolError {
-  const failure = (error ?? {}) as ExecaFailure;
-  const name = excerpt(command, 80);
-  const stderr = outputs.stderr();
-  if (failure.isCanceled)
-    return new ExecToolError('aborted', `${name} was stopped: ${abortReason(signal)}`, { stderr });
-  if (failure.code === 'ENOENT' || failure.code === 'EACCES' || failure.exitCode === undefined) {
-    if (failure.signal)
-      return new ExecToolError('exit', `${name} was killed by ${failure.signal}`, { stderr });
-    const why = failure.code ?? firstLine(failure.shortMessage ?? failure.message ?? 'unknown error');
-    return new ExecToolError('spawn', `${name} could not be started: ${why}`, { stderr });
-  }
-  const stdout = outputs.stdout();
+  const { stdout, stderr } = outputs;
+  if (code === null)
+    return new ExecToolError('exit', `${name} was killed by ${killedBy ?? 'a signal'}`, { stderr });
   const said = firstLine(stderr) || firstLine(stdout);
-  return new ExecToolError('exit', `${name} exited with code ${failure.exitCode}${said ? `: ${said}` : ''}`, {
+  return new ExecToolError('exit', `${name} exited with code ${code}${said ? `: ${said}` : ''}`, {
     stdout,
     stderr,
-    exitCode: failure.exitCode,
+    exitCode: code,
   });
 }
 
@@ -229,7 +218,11 @@ export interface ExecToolDeps {
   reclaimEveryBytes?: number;
 }
 
-/** The real ExecTool on execa. */
+/**
+ * The real ExecTool on node:child_process. Not execa: with the outputs read here (bounded) and
+ * the group killed here, it added nothing the agent uses, and loading it cost the agent ~17 MiB
+ * of RSS (docs/decisions/0004-agent-tools-without-execa.md).
+ */
 export function createExecTool(deps: ExecToolDeps = {}): ExecTool {
   const env = toolEnvironment(deps.env ?? process.env, deps.libraryPath);
   const reclaimEvery = deps.reclaimEveryBytes ?? 2 * 1024 * 1024;
@@ -241,17 +234,10 @@ export function createExecTool(deps: ExecToolDeps = {}): ExecTool {
     sinceReclaim = 0;
     deps.reclaim();
   };
-  // Loaded on the first run: an agent on the nvidia-smi loop may never need it (execa and
-  // its dependencies are about 4 MiB of the agent's memory).
-  let loading: Promise<typeof Execa> | undefined;
-  return async (command, args, options) => {
-    loading ??= import('execa').then((module) => module.execa);
-    return run(await loading, command, args, options, { env, read });
-  };
+  return (command, args, options) => run(command, args, options, { env, read });
 }
 
 function run(
-  execa: typeof Execa,
   command: string,
   args: readonly string[],
   options: { signal: AbortSignal; maxOutputBytes?: number },
@@ -263,26 +249,14 @@ function run(
   const name = excerpt(command, 80);
   if (signal.aborted)
     return Promise.reject(new ExecToolError('aborted', `${name} was stopped: ${abortReason(signal)}`));
-  let subprocess: ResultPromise;
+  let child: ChildProcessByStdio<null, Readable, Readable>;
   try {
-    subprocess = execa(command, [...args], {
-      detached: true,
-      cancelSignal: signal,
-      killSignal: 'SIGKILL',
-      forceKillAfterDelay: false,
-      stdin: 'ignore',
-      // The outputs are read here, bounded (CappedOutput, StderrExcerpt): execa's own buffers
-      // would keep both whole, and its error message would copy them again.
-      buffer: false,
-      env,
-      extendEnv: false,
-      // Detached children are not killed with the agent anyway; group kills do the work.
-      cleanup: false,
-    });
+    // Detached: the tool leads a process group (and session) of its own, which is what is killed.
+    child = spawn(command, [...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   } catch (error) {
-    return Promise.reject(toExecToolError(command, error, { stdout: () => '', stderr: () => '' }));
+    return Promise.reject(spawnFailure(name, error));
   }
-  const pid = subprocess.pid;
+  const pid = child.pid;
   const stdout = new CappedOutput(maxOutputBytes);
   const stderr = new StderrExcerpt();
   return new Promise<string>((resolve, reject) => {
@@ -299,15 +273,15 @@ function run(
     const stop = (): void => {
       killGroup();
       // A descendant outside the group may still hold the pipes: close our ends now.
-      subprocess.stdout?.destroy();
-      subprocess.stderr?.destroy();
+      child.stdout.destroy();
+      child.stderr.destroy();
     };
     const onAbort = (): void => {
       stop();
       settle(() => reject(new ExecToolError('aborted', `${name} was stopped: ${abortReason(signal)}`)));
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    subprocess.stdout?.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       read(chunk.length);
       if (settled || stdout.push(chunk)) return;
       stop();
@@ -319,26 +293,23 @@ function run(
         ),
       );
     });
-    subprocess.stderr?.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => {
       read(chunk.length);
       stderr.push(chunk);
     });
+    child.once('error', (error) => {
+      stop();
+      settle(() => reject(spawnFailure(name, error, stderr.text())));
+    });
     // Whatever the tool left running in its group goes with it. The group's id is not handed
     // to a new process while any member lives, so this reaches only the tool's descendants.
-    subprocess.once('exit', killGroup);
-    subprocess.then(
-      () => settle(() => resolve(stdout.text())),
-      (error: unknown) =>
-        settle(() =>
-          reject(
-            toExecToolError(
-              command,
-              error,
-              { stdout: () => stdout.text(), stderr: () => stderr.text() },
-              signal,
-            ),
-          ),
-        ),
+    child.once('exit', killGroup);
+    // 'close': the tool has exited and both pipes are drained, so stdout is whole.
+    child.once('close', (code: number | null, killedBy: NodeJS.Signals | null) =>
+      settle(() => {
+        if (code === 0) resolve(stdout.text());
+        else reject(exitFailure(name, code, killedBy, { stdout: stdout.text(), stderr: stderr.text() }));
+      }),
     );
   });
 }

@@ -12,9 +12,6 @@
  *
  * If the agent itself dies, the orphaned tool's next write finds the pipe closed and the tool
  * dies of SIGPIPE within one period (and in a pod the container's end kills it anyway).
- *
- * node:child_process rather than execa: execa's value is the buffered result of a run that
- * ends, which a stream never has, and the agent then need not load execa at all.
  */
 import { spawn } from 'node:child_process';
 import { excerpt } from '../../core/errors.js';
