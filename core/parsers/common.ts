@@ -5,7 +5,7 @@
  *
  * Tool output is untrusted text (a 5 MB line is one hung tool or one hostile file away), so
  * every parser works in time linear in its input: each regular expression in core/parsers
- * passes the backtracking audit of `regex-audit.ts` (run by linear-time.test.ts), and
+ * passes the backtracking audit of hack/lint/regex-audit.ts (run by linear-time.test.ts), and
  * whitespace is trimmed and split with String methods, never with `\s+$`-style patterns.
  */
 import { READING_FIELDS, withinReadingBounds, type ReadingField } from '../../contracts/index.js';

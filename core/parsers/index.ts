@@ -8,7 +8,7 @@ import type { Snapshot } from '../../contracts/index.js';
 import { ParseError } from '../errors.js';
 import { parseHdcJson, wrapPayload, type EnvelopeDefaults } from './hdc.js';
 import { parseNpuSmiTable } from './npu-smi.js';
-import { parseNvidiaSmi } from './nvidia-smi.js';
+import { parseNvidiaSmi } from './nvidia-smi/index.js';
 
 export {
   NotSnapshotError,
@@ -48,7 +48,7 @@ export {
   parseNvidiaTable,
   parseNvidiaXml,
   type NvidiaParsed,
-} from './nvidia-smi.js';
+} from './nvidia-smi/index.js';
 
 /** The tools `parse` reads. */
 export const TOOL_SOURCES = ['hdc', 'npu-smi', 'nvidia-smi'] as const;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Gpu } from '../../contracts/index.js';
 import { attachXidEvents, parseXidEvents } from './kmsg-xid.js';
-import { emptyGpu } from './nvidia-smi.js';
+import { emptyGpu } from './nvidia-smi/index.js';
 import { KMSG } from './testing.js';
 import { describeWithRealFixtures, readRealFixture } from '../../test/fixtures.js';
 

@@ -161,6 +161,42 @@ export const NVIDIA_Q = [
   ...qBlock('00000000:3B:00.0', 'GPU-2', 45),
 ].join('\n');
 
+/**
+ * `nvidia-smi -q` of one A100 (block at line 8): 44 °C, 61.5 W, SRAM+DRAM volatile counters
+ * summing to 5 corrected and 1 uncorrected, link gen 4 x8; driver 550.54.15.
+ */
+export const NVIDIA_Q_ONE_GPU = `
+==============NVSMI LOG==============
+
+Timestamp                                 : Mon Jan  6 10:00:00 2025
+Driver Version                            : 550.54.15
+
+Attached GPUs                             : 1
+GPU 00000000:19:00.0
+    Product Name                          : NVIDIA A100-SXM4-80GB
+    GPU UUID                              : GPU-1
+    PCI
+        Bus Id                            : 00000000:19:00.0
+        GPU Link Info
+            PCIe Generation
+                Max                       : 4
+                Current                   : 4
+            Link Width
+                Max                       : 16x
+                Current                   : 8x
+    ECC Errors
+        Volatile
+            SRAM Correctable              : 2
+            SRAM Uncorrectable            : 0
+            DRAM Correctable              : 3
+            DRAM Uncorrectable            : 1
+    Temperature
+        GPU Current Temp                  : 44 C
+    GPU Power Readings
+        Power Draw                        : 61.50 W
+    Processes                             : None
+`;
+
 /** One `<gpu>` element of `nvidia-smi -q -x`. */
 function xmlGpu(bus: string, temp: number): string[] {
   return [

@@ -1,10 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { auditRegex } from './regex-audit.js';
 
-/**
- * Patterns the parsers used before issue 7, each of which took seconds to minutes on a long
- * line (80,000 blanks: 8 to 45 s, some over two minutes): the audit must refuse every one.
- */
+/** Patterns the parsers once used, each super-linear on a long line (docs/decisions/0035): all refused. */
 const FORMER_PARSER_PATTERNS: ReadonlyArray<[string, RegExp]> = [
   ['splitLines: trailing blanks', /\s+$/],
   ['hdc: V8 location suffix', /\s+in JSON at position \d+.*$/],

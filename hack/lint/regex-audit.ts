@@ -1,6 +1,7 @@
 /**
  * A static check that a regular expression cannot backtrack super-linearly in V8 (ReDoS),
- * used by the parsers' tests on every regex literal in core/parsers.
+ * run by core/parsers/linear-time.test.ts on every regex literal of the parsers. Test tooling,
+ * so it lives in hack/ and never ships.
  *
  * How: the pattern is parsed, bounded repeats are unrolled, and its position (Glushkov)
  * automaton is built with parallel edges kept, because a backtracking engine explores every
