@@ -79,7 +79,7 @@ export function createIngestFunction(deps: FunctionDeps): IngestFunction {
           { serverName: `${config.controllerService}.${config.namespace}.svc` },
         );
   // Out of a cluster with a static list the Lease is still the authority on who leads, when
-  // it can be read; answers of the replicas fill in otherwise (forwarder.ts "Who leads").
+  // it can be read; answers of the replicas fill in otherwise (forwarder/leader-tracker.ts).
   const lease = createLeaseLeaderSource({
     client: createKubeListWatchClient(
       kubeConfig,

@@ -1,11 +1,7 @@
 /**
  * A full garbage collection now and then, for a small daemon that allocates a little every
- * second (the node agent). V8 runs a full collection when the old generation reaches a limit
- * it sets from the heap's growth, and at that pace the limit is far off: short-lived objects
- * promoted out of a 1 MiB young generation pile up as garbage for many minutes, and the
- * process's memory climbs with them (bench/agent.ts: heap in use 15 → 18 MiB in ten minutes
- * while a forced collection found 0.7 MiB more live data). One full collection a minute of a
- * ~20 MiB heap costs a few milliseconds, and the heap stays near its live size.
+ * second (the node agent): at that pace V8's own full collection is far off, and promoted
+ * garbage would pile up for minutes (why: docs/decisions/0014-agent-heap-trim.md).
  *
  * The collector is V8's `gc` extension, enabled at run time (v8.setFlagsFromString), so no
  * command-line flag is needed.

@@ -3,13 +3,8 @@ import type { Snapshot } from '../../contracts/index.js';
 import { npuSnapshot } from '../../core/engine/testing.js';
 import { FakeClock, Registry, createLogger } from '../../platform/index.js';
 import { LeaderUnavailableError } from './errors.js';
-import {
-  FORWARDER_DEFAULTS,
-  createForwarder,
-  type ForwarderOptions,
-  type ForwardResult,
-  type RunningForwarder,
-} from './forwarder.js';
+import { createForwarder, type ForwardResult, type RunningForwarder } from './forwarder.js';
+import { FORWARDER_DEFAULTS, type ForwarderOptions } from './options.js';
 import type { LeaderSource } from './replicas.js';
 import { FakeLeaderSource, FakeReplica, FakeReplicaSource, fakeReplicas } from './testing.js';
 import { createHttpTransport, type ReplicaTransport } from './transport.js';

@@ -18,17 +18,16 @@ export {
 } from './endpoint-slices.js';
 export { LeaderUnavailableError, ReplicaRequestError } from './errors.js';
 export {
-  FORWARDER_DEFAULTS,
   createForwarder,
   type ForwardOptions,
   type ForwardResult,
   type Forwarder,
   type ForwarderDeps,
-  type ForwarderOptions,
   type RunningForwarder,
 } from './forwarder.js';
 export { CONTROLLER_LEASE, createLeaseLeaderSource, leaseCollection, type LeaseSourceDeps } from './lease.js';
 export { FORWARD_ERROR_REASONS, type ForwardErrorReason } from './metrics.js';
+export { FORWARDER_DEFAULTS, type ForwarderOptions } from './options.js';
 export {
   createStaticReplicaSource,
   parseControllers,

@@ -4,7 +4,7 @@
  * loop through a field selector on its name (RBAC may then grant just that Lease).
  *
  * The holder is reported as the Lease says, even after it stopped renewing: the forwarder
- * accepts a leader answer from any replica (see forwarder.ts), so a stale holder only costs a
+ * accepts a leader answer from any replica (see retry.ts), so a stale holder only costs a
  * retry aimed at the dead replica until a standby takes the Lease over.
  */
 import type * as k8s from '@kubernetes/client-node';
