@@ -4,16 +4,14 @@
  * not pay for the controller's imports, and `--help` for none of them).
  */
 import type { CommandSpec } from './args.js';
-import { EXIT_NOT_IMPLEMENTED, type CliIO, type Subcommand } from './io.js';
+import { EXIT_NOT_IN_BUILD, type CliIO, type Subcommand } from './io.js';
 import { BENCH, DEMO, PARSE, REPLAY } from './specs.js';
 
-/** A subcommand: its command line, and its implementation or the issue that brings it. */
+/** A subcommand: its command line, and how to load its implementation. */
 export interface CommandEntry {
   spec: CommandSpec;
-  /** Loads the implementation; undefined while its issue has not landed. */
-  load?: () => Promise<Subcommand>;
-  /** The issue that will deliver a command not yet implemented. */
-  pending?: string;
+  /** Loads the implementation. */
+  load: () => Promise<Subcommand>;
   /** A development command: it lives in stack/, present in a checkout and absent from the build. */
   dev?: true;
 }
@@ -42,7 +40,7 @@ async function loadDevCommand(name: DevCommandName): Promise<Subcommand> {
       throw error;
     return async (_args: string[], io: CliIO): Promise<number> => {
       io.stderr(`npu-fault ${name}: not in this build; run it from a checkout\n`);
-      return EXIT_NOT_IMPLEMENTED;
+      return EXIT_NOT_IN_BUILD;
     };
   }
   return door.devCommands[name]();
@@ -52,7 +50,7 @@ async function loadDevCommand(name: DevCommandName): Promise<Subcommand> {
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   replay: { spec: REPLAY, load: async () => (await import('./replay.js')).replay },
   parse: { spec: PARSE, load: async () => (await import('./parse.js')).parse },
-  // The full command line lives in cli/status.ts (loading it loads client-node).
+  // The full command line lives in cli/status/args.ts (loading it loads client-node).
   status: {
     spec: {
       name: 'status',
@@ -62,7 +60,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
       options: {},
       positionals: { name: 'argument', min: 0, max: 0 },
     },
-    load: async () => (await import('./status.js')).status,
+    load: async () => (await import('./status/index.js')).status,
   },
   explain: {
     spec: {

@@ -2,9 +2,8 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { snapshotSchema } from '../contracts/index.js';
+import { snapshotSchema, type ExplainResponse } from '../contracts/index.js';
 import { gpuSnapshot } from '../contracts/testing.js';
-import type { ExplainResponse } from '../controller/explain/index.js';
 import { createEngine, type NodeExplanation } from '../core/engine/index.js';
 import { COMMANDS } from './commands.js';
 import {

@@ -1,8 +1,9 @@
 /**
  * `npu-fault explain <node>[/<device>]`: why a device has its status (active reasons and
  * their rules, the smoothing window, timers, latches and how to clear them), asked of a
- * controller replica's read-only `GET /v1/explain/…` (controller/explain), since the
- * published ConfigMap does not carry the engine's internals.
+ * controller replica's read-only `GET /v1/explain/…` (controller/explain; the request and the
+ * answer are contracts/explain.ts), since the published ConfigMap does not carry the engine's
+ * internals.
  *
  * The kubeconfig's credentials go to the apiserver and nowhere else. The CLI asks the
  * apiserver for a 10-minute token of the ServiceAccount `npu-fault-explain` with the audience
@@ -20,17 +21,16 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import {
-  EXPLAIN_PATH,
   EXPLAIN_SERVICE_ACCOUNT,
   EXPLAIN_TOKEN_AUDIENCE,
   EXPLAIN_TOKEN_HEADER,
+  explainPath,
+  type ExplainDevice,
+  type ExplainNode,
   type ExplainResponse,
-} from '../controller/explain/index.js';
-import type { DeviceExplanation, ExplainedTimer, NodeExplanation } from '../core/engine/index.js';
+  type ExplainTimer,
+} from '../contracts/index.js';
 import { describeError, K8sApiError, readResponseText } from '../platform/index.js';
-
-/** The largest explanation read (one node of 32 devices is some 60 KiB). */
-const MAX_EXPLAIN_ANSWER_BYTES = 4 * 1024 * 1024;
 import {
   excerpt,
   isExit,
@@ -49,6 +49,9 @@ import {
   loadOperatorKubeConfig,
   type KubeSource,
 } from './kube.js';
+
+/** The largest explanation read (one node of 32 devices is some 60 KiB). */
+const MAX_EXPLAIN_ANSWER_BYTES = 4 * 1024 * 1024;
 
 /** The Lease the controller replicas elect their leader with (k8s/controller). */
 export const CONTROLLER_LEASE = 'npu-fault-controller';
@@ -153,12 +156,6 @@ export async function runExplain(
     options.output === 'json' ? `${JSON.stringify(response, null, 2)}\n` : renderExplanation(response),
   );
   return 0;
-}
-
-/** The request path of a target. */
-export function explainPath(node: string, device: string | undefined): string {
-  const tail = device === undefined ? '' : `/${encodeURIComponent(device)}`;
-  return `${EXPLAIN_PATH}/${encodeURIComponent(node)}${tail}`;
 }
 
 /** The one line for a controller's error answer (`{ error: { code, message } }`). */
@@ -378,14 +375,14 @@ export function formatDuration(ms: number): string {
   return s % 60 === 0 ? `${m} min` : `${m} min ${s % 60} s`;
 }
 
-function timerLine(timer: ExplainedTimer): string {
+function timerLine(timer: ExplainTimer): string {
   const change = timer.from === null ? `→ ${timer.to} (${timer.name})` : `${timer.from} → ${timer.to}`;
   const when = timer.in_ms <= 0 ? 'due now' : `in ${formatDuration(timer.in_ms)}`;
   const clock = timer.clock === 'collected_at' ? 'sample clock' : 'receiver clock';
   return `${change} ${when} (at ${timer.at}, ${clock}) if ${timer.condition}`;
 }
 
-function renderDevice(node: NodeExplanation, d: DeviceExplanation): string[] {
+function renderDevice(node: ExplainNode, d: ExplainDevice): string[] {
   const lines: string[] = [];
   const reason = d.reason === null ? '' : ` (${d.reason})`;
   const state = d.state === d.status ? '' : `; state machine: ${d.state} since ${d.state_since}`;

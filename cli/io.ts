@@ -17,8 +17,8 @@ export type Subcommand = (args: string[], io: CliIO) => Promise<number>;
 export const EXIT_USAGE = 2;
 /** Exit code for bad input data (unparsable file, invalid snapshot). */
 export const EXIT_DATA = 1;
-/** Exit code of a subcommand whose issue has not landed yet. */
-export const EXIT_NOT_IMPLEMENTED = 3;
+/** Exit code of a development command run from a build that leaves it out (the image). */
+export const EXIT_NOT_IN_BUILD = 3;
 
 /** The name a path goes by in messages (`-` is standard input). */
 export function inputName(path: string): string {

@@ -3,9 +3,8 @@
  * in cli/specs.ts (one parser for all, cli/args.ts) and lives in its own module, loaded only
  * when called.
  */
-import { commandHelp } from './args.js';
 import { COMMANDS } from './commands.js';
-import { EXIT_DATA, EXIT_NOT_IMPLEMENTED, EXIT_USAGE, type CliIO } from './io.js';
+import { EXIT_DATA, EXIT_USAGE, type CliIO } from './io.js';
 import { processIO } from './process-io.js';
 
 export { COMMANDS };
@@ -16,11 +15,7 @@ export function helpText(): string {
   const usage = (e: (typeof entries)[number]): string => `${e.spec.name} ${e.spec.synopsis}`.trimEnd();
   const width = Math.max(...entries.map((e) => usage(e).length));
   const lines = entries.map((e) => {
-    const note = e.pending
-      ? ` (not yet: lands with the ${e.pending} issue)`
-      : e.dev
-        ? ' (development: from a checkout)'
-        : '';
+    const note = e.dev ? ' (development: from a checkout)' : '';
     return `  ${usage(e).padEnd(width)}  ${e.spec.summary}${note}`;
   });
   return [
@@ -45,14 +40,6 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
   if (!entry) {
     io.stderr(`npu-fault: unknown command '${name.slice(0, 40)}'; run 'npu-fault --help'\n`);
     return EXIT_USAGE;
-  }
-  if (!entry.load) {
-    if (rest.includes('--help') || rest.includes('-h')) {
-      io.stdout(commandHelp(entry.spec));
-      return 0;
-    }
-    io.stderr(`npu-fault ${name}: not implemented yet; it lands with the ${entry.pending} issue\n`);
-    return EXIT_NOT_IMPLEMENTED;
   }
   try {
     const run = await entry.load();

@@ -31,7 +31,7 @@ import { createEngine, type ReloadableEngine } from '../core/engine/index.js';
 import { parseSnapshotLine } from '../core/replay/index.js';
 import { parseRules } from '../core/rules/index.js';
 import { renderExplanation } from './explain.js';
-import { nodeStatus, unlistedNode } from './status.js';
+import { nodeStatus, unlistedNode } from './status/index.js';
 
 const golden = (name: string): URL => new URL(`../golden/${name}`, import.meta.url);
 

@@ -1,19 +1,18 @@
 /**
- * The agent's node-local stream (`GET /v1/fault/stream` on port 8081, agent/local) as a
- * transport. Each `fault` event carries `{node, entry, id, leader, term, updated_at, stale}`
- * (entry null: healthy; `stale` true: the agent has heard nothing from the ingest function
+ * The agent's node-local stream (`GET /v1/fault/stream` on port 8081, agent/local; the
+ * contract is contracts/agent-local.ts) as a transport. Each `fault` event carries `{node,
+ * entry, id, leader, term, updated_at, stale}` (entry null: healthy; `stale` true: the agent has heard nothing from the ingest function
  * lately, so its entry is old); comments are heartbeats. The stream is resumed with the last event id
  * (`Last-Event-ID`), so a reconnect to the same agent sends nothing until the next change
  * and one to a restarted agent sends its state at once. Reconnects back off exponentially
  * from the server's `retry:` (with jitter, capped); a stream silent for `idleTimeoutMs`
  * (no event, no heartbeat: a dead peer TCP does not notice) is cut and reconnected.
  */
+import { AGENT_FAULT_EVENT, AGENT_FAULT_STREAM_PATH, AGENT_LOCAL_PORT } from '../contracts/index.js';
 import { parseEntry } from './document.js';
 import type { Transport, TransportSink } from './follower.js';
 import { FollowError, type ConsumerClock } from './types.js';
 
-export const FAULT_STREAM_PATH = '/v1/fault/stream';
-export const AGENT_LOCAL_PORT = 8081;
 /**
  * The agent's node-local Service (k8s/agent/service.yaml, `internalTrafficPolicy: Local`): from
  * a pod it reaches the agent on the pod's own node, with no host port open.
@@ -93,7 +92,7 @@ export function agentUrl(options: SseTransportOptions): string {
 
 /** Follows the agent's stream. */
 export function sseTransport(options: SseTransportOptions, clock: ConsumerClock): Transport {
-  const url = `${agentUrl(options)}${FAULT_STREAM_PATH}`;
+  const url = `${agentUrl(options)}${AGENT_FAULT_STREAM_PATH}`;
   const maxBackoffMs = options.maxBackoffMs ?? SSE_DEFAULTS.maxBackoffMs;
   const idleTimeoutMs = options.idleTimeoutMs ?? SSE_DEFAULTS.idleTimeoutMs;
   let baseBackoffMs = options.initialBackoffMs ?? SSE_DEFAULTS.initialBackoffMs;
@@ -140,7 +139,7 @@ export function sseTransport(options: SseTransportOptions, clock: ConsumerClock)
           sink.alive();
           return;
         }
-        if (message.event !== 'fault' || message.data === undefined) return;
+        if (message.event !== AGENT_FAULT_EVENT || message.data === undefined) return;
         handleEvent(sink, message);
       });
       const decoder = new TextDecoder();

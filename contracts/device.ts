@@ -1,7 +1,7 @@
 /**
  * The normalised device observation (CONTRACT §1, "Normalisation"): one accelerator of one
- * snapshot, whatever its family, with a stable identity and unified fields. The ingest
- * function hands these to the controller; the detection engine reads only these.
+ * snapshot, whatever its family, with a stable identity and unified fields. The detection
+ * engine builds these from each snapshot it observes (core/normalise.ts) and reads only these.
  *
  * `key` is the state identity (bus id, uuid); `id` is only for display, so a GPU dropping
  * off the bus cannot shift its neighbours' state.

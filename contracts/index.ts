@@ -7,7 +7,9 @@
  * (published-health.ts); and the hot path's reader of valid snapshots, held to the snapshot
  * schema's result (snapshot-fast-path.ts). JSON Schemas of the same, for other languages, are in json-schema/.
  */
+export * from './agent-local.js';
 export * from './device.js';
+export * from './explain.js';
 export * from './ingest.js';
 export * from './observations.js';
 export * from './published.js';

@@ -39,7 +39,7 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
 };
 const DEV_FOLDERS = ['stack', 'bench', 'hack', 'test'];
 /** The product file the second copy plants an import of stack/ into. */
-const PLANTED_FILE = 'cli/status.ts';
+const PLANTED_FILE = 'cli/explain.ts';
 
 // npm (a script run by the first `node` on PATH) and the npm scripts run on the Node running
 // this test, as the image's build runs them on its base image's.

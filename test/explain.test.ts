@@ -13,8 +13,8 @@ import * as k8s from '@kubernetes/client-node';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { main } from '../cli/main.js';
-import { EXPLAIN_SERVICE_ACCOUNT, EXPLAIN_TOKEN_AUDIENCE } from '../controller/explain/index.js';
 import { memoryIO } from '../cli/testing.js';
+import { EXPLAIN_SERVICE_ACCOUNT, EXPLAIN_TOKEN_AUDIENCE } from '../contracts/index.js';
 import { createTestNamespace, type TestNamespace } from './setup/cluster.js';
 import { startTestReplica, writeKubeConfig, type ControllerProcess } from './setup/controller-process.js';
 import {

@@ -24,6 +24,7 @@
  *   HTTP server's shutdown.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AGENT_FAULT_EVENT } from '../../contracts/index.js';
 import { writeHttpFailure, type Cancel, type Clock, type Logger } from '../../platform/index.js';
 import type { FaultFeed } from './fault-feed.js';
 import type { LocalMetrics } from './metrics.js';
@@ -130,7 +131,7 @@ export class FaultStream {
 
   #event(): string {
     const body = this.#body(this.#feed);
-    return `id: ${this.#feed.current().id}\nevent: fault\ndata: ${JSON.stringify(body)}\n\n`;
+    return `id: ${this.#feed.current().id}\nevent: ${AGENT_FAULT_EVENT}\ndata: ${JSON.stringify(body)}\n\n`;
   }
 
   #broadcast(text: string): void {

@@ -2,7 +2,7 @@
  * The agent's node-local HTTP API: `/v1/health`, and the node's published fault status as
  * the ingest function answers each push, at `/v1/fault` and as Server-Sent Events at
  * `/v1/fault/stream` (heartbeats, Last-Event-ID resume), for pods on the node without API
- * credentials. The one door into agent/local/.
+ * credentials (paths and body: contracts/agent-local.ts). The one door into agent/local/.
  *
  * ```ts
  * const feed = createFaultFeed();
@@ -18,9 +18,6 @@
  */
 export { createFaultFeed, type FaultFeed, type FaultState } from './fault-feed.js';
 export {
-  FAULT_PATH,
-  FAULT_STREAM_PATH,
-  HEALTH_PATH,
   LOCAL_APP_DEFAULTS,
   createLocalApp,
   type LocalApp,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { connect } from 'node:net';
-import type { PublishedNode } from '../../contracts/index.js';
+import { agentFaultSchema, type PublishedNode } from '../../contracts/index.js';
 import { FakeClock, Registry, createHttpServer, createLogger, type Runnable } from '../../platform/index.js';
 import { serve, type TestServer } from '../../platform/testing.js';
 import { createFaultFeed, type FaultFeed } from './fault-feed.js';
@@ -171,7 +171,10 @@ describe('GET /v1/fault', () => {
     const h = await setup();
     const entry = failedEntry();
     h.feed.update({ entry, leader: 'controller-0', term: 4 }, h.at(1000));
-    expect((await getJson(`${h.server.origin}/v1/fault`)).json).toEqual({
+    const { json } = await getJson(`${h.server.origin}/v1/fault`);
+    // The body is the contract's (contracts/agent-local.ts), which the consumer SDK reads.
+    expect(agentFaultSchema.parse(json)).toEqual(json);
+    expect(json).toEqual({
       node: NODE,
       entry,
       id: h.feed.current().id,

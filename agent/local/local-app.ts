@@ -1,6 +1,8 @@
 /**
  * The agent's node-local HTTP API (port 8081, beside /healthz, /readyz and /metrics of the
- * platform server), for people and for pods on the node without API credentials:
+ * platform server), for people and for pods on the node without API credentials; its paths
+ * and the fault body are the contract's (contracts/agent-local.ts), which the consumer SDK
+ * reads with:
  *
  * - `GET /v1/health`: `{"status": "ok"|"degraded", "node", "last_sample", "last_push",
  *   "tool"}`; `degraded` (still 200: the agent itself is alive) when the node's health tool is
@@ -17,15 +19,16 @@
  * `{"error": {"code", "message"}}` like the ingest function's.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  AGENT_FAULT_PATH,
+  AGENT_FAULT_STREAM_PATH,
+  AGENT_HEALTH_PATH,
+  type AgentFault,
+} from '../../contracts/index.js';
 import { writeHttpFailure, type Clock, type Logger, type Registry } from '../../platform/index.js';
 import type { FaultFeed } from './fault-feed.js';
 import { FaultStream } from './fault-stream.js';
 import { createLocalMetrics } from './metrics.js';
-
-/** The API's paths. */
-export const HEALTH_PATH = '/v1/health';
-export const FAULT_PATH = '/v1/fault';
-export const FAULT_STREAM_PATH = '/v1/fault/stream';
 
 /** How pushing goes (the sender's `status()` has this shape). */
 export interface LocalPushStatus {
@@ -110,7 +113,8 @@ export function createLocalApp(deps: LocalAppDeps, options: LocalAppOptions): Lo
   const { log } = deps;
   // Read at scrape time only, once `faults` exists.
   const metrics = createLocalMetrics(deps.registry, options.metricsComponent ?? 'agent', () => faults.size);
-  const faultBody = (feed: FaultFeed): object => {
+  // The contract's fields, each filled in (the entry is the function's answer, kept as sent).
+  const faultBody = (feed: FaultFeed): Record<keyof AgentFault, unknown> => {
     const state = feed.current();
     return {
       node: deps.node,
@@ -183,23 +187,25 @@ export function createLocalApp(deps: LocalAppDeps, options: LocalAppOptions): Lo
 
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const path = [HEALTH_PATH, FAULT_PATH, FAULT_STREAM_PATH].includes(url.pathname) ? url.pathname : 'other';
+    const path = [AGENT_HEALTH_PATH, AGENT_FAULT_PATH, AGENT_FAULT_STREAM_PATH].includes(url.pathname)
+      ? url.pathname
+      : 'other';
     res.once('finish', () => {
       // An open stream was counted as it opened; it finishes only when it ends.
-      if (path !== FAULT_STREAM_PATH || res.statusCode !== 200)
+      if (path !== AGENT_FAULT_STREAM_PATH || res.statusCode !== 200)
         metrics.requests.inc({ path, code: String(res.statusCode) });
     });
     if (path === 'other') return fail(res, 404, 'not_found', 'not found');
-    const allow = path === FAULT_STREAM_PATH ? 'GET' : 'GET, HEAD';
+    const allow = path === AGENT_FAULT_STREAM_PATH ? 'GET' : 'GET, HEAD';
     if (!allow.split(', ').includes(req.method ?? '')) {
       return fail(res, 405, 'method_not_allowed', `${path} accepts only ${allow}`, allow);
     }
-    if (path === FAULT_STREAM_PATH) {
+    if (path === AGENT_FAULT_STREAM_PATH) {
       faults.open(req, res, lastEventIdOf(req, url));
       if (res.statusCode === 200) metrics.requests.inc({ path, code: '200' });
       return;
     }
-    sendJson(res, path === HEALTH_PATH ? health() : faultBody(deps.feed));
+    sendJson(res, path === AGENT_HEALTH_PATH ? health() : faultBody(deps.feed));
   };
   return Object.defineProperties(handler, {
     close: { value: () => faults.close() },

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { gpuSnapshot } from '../../contracts/testing.js';
-import { snapshotSchema } from '../../contracts/index.js';
+import { explainResponseSchema, snapshotSchema } from '../../contracts/index.js';
 import { createEngine } from '../../core/engine/index.js';
 import { FakeClock, createLogger } from '../../platform/index.js';
 import {
@@ -10,13 +10,7 @@ import {
 } from '../../platform/k8s/index.js';
 import { serve, type TestServer } from '../../platform/testing.js';
 import type { Leadership } from '../leader-election/index.js';
-import {
-  createExplainApp,
-  explainUser,
-  withExplain,
-  type ExplainAppDeps,
-  type ExplainResponse,
-} from './index.js';
+import { createExplainApp, explainUser, withExplain, type ExplainAppDeps } from './index.js';
 
 /** What a token `npu-fault explain` minted authenticates as. */
 const OPERATOR = explainUser('ai-infra');
@@ -76,7 +70,9 @@ describe('GET /v1/explain', () => {
     const res = await get(server, '/v1/explain/gpu-node-1/gpu0', bearer('operator'));
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
-    const body = res.body as ExplainResponse;
+    // The answer is the contract's (contracts/explain.ts), which the CLI reads it with.
+    const body = explainResponseSchema.parse(res.body);
+    expect(body).toEqual(res.body);
     expect(body).toMatchObject({
       leader: true,
       identity: 'controller-0',
@@ -93,7 +89,7 @@ describe('GET /v1/explain', () => {
     lead.current = { leading: false };
     const res = await get(server, '/v1/explain/gpu-node-1', bearer('operator'));
     expect(res.status).toBe(200);
-    const body = res.body as ExplainResponse;
+    const body = explainResponseSchema.parse(res.body);
     expect(body).toMatchObject({ leader: false, term: null, leader_identity: 'controller-1' });
     expect(body.explanation.devices.map((d) => d.id)).toEqual(['gpu0', 'gpu1']);
   });

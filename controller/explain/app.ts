@@ -1,6 +1,8 @@
 /**
  * `GET /v1/explain/:node` and `/v1/explain/:node/:device`: why a node's devices have their
- * status (core/engine `explain`), read-only, for `npu-fault explain`. Any replica answers
+ * status (core/engine `explain`), read-only, for `npu-fault explain`. The paths, the token's
+ * account, audience and header, and the answer's schema are the contract's
+ * (contracts/explain.ts), which the CLI reads with too. Any replica answers
  * (followers apply the same observations: hot standby) and says whether it leads.
  *
  * Checks, each a one-line `{ "error": { "code", "message" } }`: method (405, `Allow: GET`);
@@ -26,7 +28,13 @@
  */
 import express from 'express';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Explanation, NodeExplanation } from '../../core/engine/index.js';
+import {
+  EXPLAIN_PATH,
+  EXPLAIN_SERVICE_ACCOUNT,
+  EXPLAIN_TOKEN_HEADER,
+  type ExplainResponse,
+} from '../../contracts/index.js';
+import type { Explanation } from '../../core/engine/index.js';
 import {
   AppError,
   httpFailureOf,
@@ -38,29 +46,9 @@ import {
 import { bearerToken, type AuthenticatedUser } from '../../platform/k8s/index.js';
 import type { Leadership } from '../leader-election/index.js';
 
-/** Where the endpoint lives. */
-export const EXPLAIN_PATH = '/v1/explain';
-/** The header that carries the caller's token through the apiserver's pod proxy. */
-export const EXPLAIN_TOKEN_HEADER = 'x-npu-fault-authorization';
-/** The ServiceAccount whose tokens `npu-fault explain` mints and this endpoint takes (k8s/operator). */
-export const EXPLAIN_SERVICE_ACCOUNT = 'npu-fault-explain';
-/** The audience of those tokens: no other endpoint (nor the apiserver) takes them. */
-export const EXPLAIN_TOKEN_AUDIENCE = 'npu-fault-explain';
-
 /** The username of the explain ServiceAccount in `namespace`. */
 export function explainUser(namespace: string): string {
   return `system:serviceaccount:${namespace}:${EXPLAIN_SERVICE_ACCOUNT}`;
-}
-
-/** The answer: who answered, and the explanation. */
-export interface ExplainResponse {
-  leader: boolean;
-  identity: string;
-  /** The leader's term when this replica leads; null otherwise. */
-  term: number | null;
-  /** The leader this replica knows of (itself when leading). */
-  leader_identity: string | null;
-  explanation: NodeExplanation;
 }
 
 /** What the endpoint is built from. */

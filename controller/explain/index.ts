@@ -1,15 +1,8 @@
 /**
  * `GET /v1/explain/:node[/:device]`: the one door into controller/explain/. Mounted on the
- * observation server's port with `withExplain(explainHandler, observationsHandler)`.
+ * observation server's port with `withExplain(explainHandler, observationsHandler)`. The
+ * request and the answer are the contract's (contracts/explain.ts).
  */
-export {
-  EXPLAIN_PATH,
-  EXPLAIN_SERVICE_ACCOUNT,
-  EXPLAIN_TOKEN_AUDIENCE,
-  EXPLAIN_TOKEN_HEADER,
-  createExplainApp,
-  explainUser,
-  withExplain,
-  type ExplainAppDeps,
-  type ExplainResponse,
-} from './app.js';
+export { createExplainApp, explainUser, withExplain, type ExplainAppDeps } from './app.js';
+/** The audience the controller's token check takes for explain (defined in contracts/). */
+export { EXPLAIN_TOKEN_AUDIENCE } from '../../contracts/index.js';

@@ -88,7 +88,7 @@ describe('eslint.config.js guards the architecture', () => {
   // of one would break the image's build (hack/image-context.test.ts shows that failure).
   it.each([
     ['cli/commands.ts', "import { devCommands } from '../stack/index.js';"],
-    ['cli/status.ts', "import { startControlPlane } from '../hack/control-plane.js';"],
+    ['cli/status/read.ts', "import { startControlPlane } from '../../hack/control-plane.js';"],
     ['cli/replay.ts', "import { buildWorkload } from '../bench/workload.js';"],
     ['platform/clock.ts', "import { adminKubeConfig } from '../test/setup/cluster.js';"],
     ['platform/node-http.ts', "import { devCommands } from '../stack/index.js';"],
