@@ -1,9 +1,9 @@
 /**
  * Self-healing, the one door into controller/remediation/: cordon, taint and drain through the
  * Eviction API, decided by a pure step (decide.ts) and carried out by the remediator (the only
- * code that changes the cluster for it: remediator.ts composes pass.ts, execute.ts, actions/,
- * breaker.ts, drain-runner.ts), with its state on the Nodes and in a ConfigMap (their formats
- * in contracts/: remediation-record.ts, remediation-breaker.ts).
+ * code that changes the cluster for it: remediator.ts composes pass-loop.ts, pass.ts,
+ * execute.ts, actions/, breaker.ts, drain-runner.ts), with its state on the Nodes and in a
+ * ConfigMap (their formats in contracts/: remediation-record.ts, remediation-breaker.ts).
  */
 export {
   breakerConfigSchema,

@@ -5,8 +5,8 @@
  * parts it is built from, with the node and pod clients it is given, are the only code that
  * changes the cluster for remediation.
  *
- * - A pass (pass.ts) runs every `intervalMs`, and at once when woken (a device failed or
- *   recovered, a Node changed, a drain ended).
+ * - A pass (pass.ts) runs every `intervalMs`, and soon when woken (a device failed or
+ *   recovered, a Node changed, a drain ended): pass-loop.ts.
  * - Every write first checks the fence (the term's leadership), re-reads the Node and acts
  *   only if its record is still the one the decision saw, carrying the Node's
  *   resourceVersion (node-records.ts): a person's uncordon, a concurrent edit, or a stale
@@ -33,6 +33,7 @@ import { createExecutor } from './execute.js';
 import type { RemediationMetrics } from './metrics.js';
 import type { RemediationNodeClient } from './node-client.js';
 import { createNodeRecords } from './node-records.js';
+import { createPassLoop } from './pass-loop.js';
 import { createPass, type Pass } from './pass.js';
 
 export type { DrainFunction, DrainResult } from './drain-runner.js';
@@ -72,21 +73,10 @@ export interface Remediator extends Runnable {
   nextPass(): Promise<void>;
 }
 
-/** The shortest time between the starts of two passes when woken. */
-const MIN_GAP_MS = 200;
-
 /** Creates the remediator of one term. */
 export function createRemediator(deps: RemediatorDeps, options: RemediatorOptions): Remediator {
   const { clock, log, metrics, events } = deps;
   const leading = (): boolean => deps.leadership().leading;
-  let wake: (() => void) | undefined;
-  let woken = false;
-  let passWaiters: (() => void)[] = [];
-  const wakeUp = (): void => {
-    woken = true;
-    wake?.();
-  };
-
   const records = createNodeRecords(deps.nodeClient);
   const dryRun = createDryRunReporter({ events, log, metrics });
   const drains = createDrainRunner({
@@ -97,7 +87,7 @@ export function createRemediator(deps: RemediatorDeps, options: RemediatorOption
     log,
     metrics,
     leading,
-    onFinished: wakeUp,
+    onFinished: () => loop.wake(),
   });
   const pass: Pass = createPass({
     nodes: deps.nodes,
@@ -114,60 +104,28 @@ export function createRemediator(deps: RemediatorDeps, options: RemediatorOption
     identity: options.identity,
     term: options.term,
   });
-
-  /** One pass when on and leading; a failure is logged and the next pass tries again. */
-  const passSafely = async (config: RemediationConfig, signal: AbortSignal): Promise<void> => {
-    if (config.mode === 'off' || !leading()) return;
-    try {
-      await pass(config, signal);
-    } catch (error) {
-      if (!signal.aborted) log.warn({ err: describeError(error) }, 'remediation pass failed; retrying');
-    }
-  };
+  const loop = createPassLoop({
+    clock,
+    config: deps.config,
+    async pass(config, signal) {
+      // Turned off, to cordon only, or to a dry run: drains in progress stop (records stay
+      // `draining`, resumed if drain mode comes back).
+      if (config.mode !== 'drain' || config.dryRun) drains.stopAll('drain mode off');
+      if (config.mode === 'off' || !leading()) return;
+      try {
+        await pass(config, signal);
+      } catch (error) {
+        // The next pass tries again.
+        if (!signal.aborted) log.warn({ err: describeError(error) }, 'remediation pass failed; retrying');
+      }
+    },
+    onStop: () => drains.stopAll('term over'),
+  });
 
   return {
     name: 'remediation',
-    wake: wakeUp,
-    nextPass: () => new Promise<void>((resolve) => passWaiters.push(resolve)),
-    async start(signal) {
-      const onAbort = (): void => wake?.();
-      signal.addEventListener('abort', onAbort, { once: true });
-      try {
-        while (!signal.aborted) {
-          const config = deps.config();
-          woken = false;
-          // Turned off, to cordon only, or to a dry run: drains in progress stop (records stay
-          // `draining`, resumed if drain mode comes back).
-          if (config.mode !== 'drain' || config.dryRun) drains.stopAll('drain mode off');
-          const startedAt = clock.now();
-          await passSafely(config, signal);
-          const waiters = passWaiters;
-          passWaiters = [];
-          for (const resolve of waiters) resolve();
-          if (signal.aborted) continue;
-          // Woken passes come at most every MIN_GAP_MS: a storm of Node changes and transitions
-          // must not become back-to-back passes (each reads the breaker and re-reads Nodes).
-          const gap = Math.min(MIN_GAP_MS, config.intervalMs);
-          const wait = woken ? Math.max(0, startedAt + gap - clock.now()) : config.intervalMs;
-          if (wait === 0) continue;
-          const inGap = woken;
-          await new Promise<void>((resolve) => {
-            const cancel = clock.schedule(wait, () => resolve());
-            // A wake cuts the interval short, not the gap (the pass after it is due anyway).
-            wake = () => {
-              if (inGap && !signal.aborted) return;
-              cancel();
-              resolve();
-            };
-          });
-          wake = undefined;
-        }
-      } finally {
-        signal.removeEventListener('abort', onAbort);
-        drains.stopAll('term over');
-        for (const resolve of passWaiters) resolve();
-        passWaiters = [];
-      }
-    },
+    wake: () => loop.wake(),
+    nextPass: () => loop.nextPass(),
+    start: (signal) => loop.run(signal),
   };
 }
