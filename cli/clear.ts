@@ -14,7 +14,7 @@
  * Exit 0 done, 1 the cluster said no (not found, forbidden, timed out), 2 bad usage.
  */
 import * as k8s from '@kubernetes/client-node';
-import { CLEAR_ANNOTATION, parseClear } from '../controller/node-status/index.js';
+import { CLEAR_ANNOTATION, MAX_CLEAR_DEVICE, formatClear, parseClear } from '../contracts/index.js';
 import { isConflict, isGone, isNotFound } from '../platform/index.js';
 import {
   createKubeListWatchClient,
@@ -79,7 +79,6 @@ Exit codes: 0 done, 1 the cluster refused or the wait timed out (one line saying
 export const DEFAULT_WAIT_MS = 60_000;
 /** Attempts of the read-merge-write before giving up on a node that keeps changing. */
 export const WRITE_ATTEMPTS = 5;
-const MAX_DEVICE = 256;
 /** A DNS-1123 subdomain: what a Node may be called. */
 const NODE_NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
@@ -103,7 +102,8 @@ export function parseTarget(text: string): ClearTarget {
     throw new UsageError(`'${excerpt(node)}' is not a Kubernetes node name (lower-case DNS name)`);
   if (device === undefined) return { node, device: undefined };
   if (device === '') throw new UsageError(`missing device after '${excerpt(node)}/'`);
-  if (device.length > MAX_DEVICE) throw new UsageError(`device is longer than ${MAX_DEVICE} characters`);
+  if (device.length > MAX_CLEAR_DEVICE)
+    throw new UsageError(`device is longer than ${MAX_CLEAR_DEVICE} characters`);
   if (device.includes(','))
     throw new UsageError(`device '${excerpt(device)}' contains a comma (one device at a time)`);
   // eslint-disable-next-line no-control-regex
@@ -128,14 +128,14 @@ export interface ClearMerge {
  * a device list grows by the device unless it has it.
  */
 export function mergeClear(existing: string | undefined, device: string | undefined): ClearMerge {
-  const requested = device ?? 'all';
+  const requested = formatClear(device === undefined ? { all: true } : { all: false, devices: [device] });
   if (existing === undefined) return { value: requested, changed: true };
   const current = parseClear(existing);
   if ('error' in current) return { value: requested, changed: true, replaced: existing };
   if (current.all) return { value: existing, changed: false };
-  if (device === undefined) return { value: 'all', changed: true };
+  if (device === undefined) return { value: requested, changed: true };
   if (current.devices.includes(device)) return { value: existing, changed: false };
-  return { value: [...current.devices, device].join(','), changed: true };
+  return { value: formatClear({ all: false, devices: [...current.devices, device] }), changed: true };
 }
 
 /** The clear annotation of a node and the version it was read at. */

@@ -12,10 +12,12 @@ import {
   loadConfig,
   onTerminationSignals,
   runAll,
+  runGroups,
   type ConfigFlags,
   type DeepReadonly,
   type Logger,
   type Runnable,
+  type StartGroup,
 } from '../platform/index.js';
 import { isExit, settleCommandLine, type CommandSpec, type OptionSpec } from './args.js';
 import { EXIT_USAGE, type CliIO } from './io.js';
@@ -77,20 +79,22 @@ export function loadComponentConfig<S extends z.ZodType>(
 }
 
 /**
- * Runs a component's parts until SIGTERM or SIGINT, stops them within the grace period,
- * runs `afterStop`, and gives the exit code. Everything is stopped by then; a socket a
- * library still holds (or a blocking /dev/kmsg read) must not keep the pod alive until it
- * is killed, so the process exits a moment after (the timer itself holds nothing).
+ * Runs a component's parts (all at once, or in start groups) until SIGTERM or SIGINT, stops
+ * them within the grace period, runs `afterStop`, and gives the exit code. Everything is
+ * stopped by then; a socket a library still holds (or a blocking /dev/kmsg read) must not
+ * keep the pod alive until it is killed, so the process exits a moment after (the timer
+ * itself holds nothing).
  */
 export async function runUntilSignalled(
-  runnables: Runnable[],
+  parts: Runnable[] | { groups: StartGroup[] },
   options: { gracePeriodMs: number; log: Logger; afterStop?: () => Promise<void> },
 ): Promise<number> {
-  const result = await runAll(runnables, {
+  const run = {
     signal: onTerminationSignals(process),
     gracePeriodMs: options.gracePeriodMs,
     log: options.log,
-  });
+  };
+  const result = Array.isArray(parts) ? await runAll(parts, run) : await runGroups(parts.groups, run);
   await options.afterStop?.();
   setTimeout(() => process.exit(result.exitCode), 2000).unref();
   return result.exitCode;

@@ -69,9 +69,12 @@ export const controller: Subcommand = async (args: string[], io: CliIO): Promise
     ...(journal ? { journal } : {}),
   });
   log.info({ namespace: config.namespace, lease: config.lease }, 'starting');
-  return await runUntilSignalled(app.runnables, {
-    gracePeriodMs: config.shutdownGraceSeconds * 1000,
-    log,
-    ...(journal ? { afterStop: () => journal.close() } : {}),
-  });
+  return await runUntilSignalled(
+    { groups: app.groups },
+    {
+      gracePeriodMs: config.shutdownGraceSeconds * 1000,
+      log,
+      ...(journal ? { afterStop: () => journal.close() } : {}),
+    },
+  );
 };

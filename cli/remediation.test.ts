@@ -8,7 +8,7 @@ import {
   decodeBreaker,
   type BreakerState,
   type NodeRecord,
-} from '../controller/remediation/index.js';
+} from '../contracts/index.js';
 import { COMMANDS } from './commands.js';
 import { KubeCommandError } from './kube.js';
 import { main } from './main.js';

@@ -24,7 +24,7 @@ import {
   encodeBreaker,
   resetBreaker,
   type BreakerState,
-} from '../controller/remediation/index.js';
+} from '../contracts/index.js';
 import { isConflict, isNotFound } from '../platform/index.js';
 import { requestOptions } from '../platform/k8s/index.js';
 import {

@@ -1,6 +1,6 @@
 /**
  * The controller, assembled (controller-runtime's manager, in small): every part is a
- * Runnable run by `runAll`, with its probes on the metrics port.
+ * Runnable in a start group run by `runGroups`, with its probes on the metrics port.
  *
  * ```
  *  POST /v1/observations ──▶ EngineHost (every replica: hot standby) ──▶ transitions
@@ -9,10 +9,17 @@
  *  Lease (elector) ──onStartedLeading──▶ LeaderSession: publisher, mirrors, Node status, Events
  * ```
  *
- * Start-up order: the watches list; then the replica seeds its engine from the published
- * document and the latched failures on Nodes (seeding); only then is it ready and accepts
- * observations (before, 503). A replica that becomes leader merges the published document
- * again before its first write (leader-session.ts).
+ * Start groups, in order (each starts once the one before is ready; they stop in reverse):
+ * - `servers`: the metrics (probes) and observations ports;
+ * - `events`: the Event recorder's flush on the way out (after all that records Events stopped);
+ * - `caches`: the watches; ready once those that seeding reads have listed;
+ * - `engine`: seeding (from the published document and the latched failures on Nodes) and
+ *   the tick; ready once seeded; only then is the replica ready and accepts observations
+ *   (before, 503);
+ * - `election`: the elector (a replica that cannot publish yet must not hold the Lease);
+ * - `leaderOnly`: the leader session's parts, started with each term and stopped when it
+ *   ends. A replica that becomes leader merges the published document again before its
+ *   first write (leader-session.ts).
  */
 import * as k8s from '@kubernetes/client-node';
 import type { Rules } from '../contracts/index.js';
@@ -20,12 +27,14 @@ import { createEngine, type NodeSeed, type ReloadableEngine } from '../core/engi
 import {
   AppError,
   createHttpServer,
+  createLeaderOnly,
   describeError,
   type Clock,
   type HttpServer,
   type Logger,
   type Registry,
   type Runnable,
+  type StartGroup,
 } from '../platform/index.js';
 import {
   createIssuerKeyCache,
@@ -96,14 +105,15 @@ export interface ControllerDeps {
 
 /** The assembled controller. */
 export interface Controller {
-  runnables: Runnable[];
+  /** Its parts, in start order: run them with runGroups. */
+  groups: StartGroup[];
   host: EngineHost;
   elector: LeaderElector;
   metricsServer: HttpServer;
   observationsServer: HttpServer;
 }
 
-/** Builds every part; run `runnables` with runAll. */
+/** Builds every part; run `groups` with runGroups. */
 export function createController(deps: ControllerDeps): Controller {
   const { config, identity, kubeConfig, clock, registry } = deps;
   const log = deps.log;
@@ -118,6 +128,35 @@ export function createController(deps: ControllerDeps): Controller {
   let session: LeaderSession | undefined;
   let seeded = false;
 
+  // Leader-only work: a session per term, its parts run while the term lasts.
+  const leaderWork = createLeaderOnly({
+    name: 'leader',
+    log: log.child({ part: 'leader' }),
+    async prepare(term, signal) {
+      const current = new LeaderSession(term, sessionDeps, {
+        namespace: config.namespace,
+        statusName: config.publish.name,
+        publish: config.publish,
+        mirrors: {
+          intervalMs: config.mirrors.intervalMs,
+          heartbeatMs: config.mirrors.heartbeatMs,
+          requestTimeoutMs: config.mirrors.requestTimeoutMs,
+        },
+      });
+      session = current;
+      const ended = (): void => {
+        current.end();
+        if (session === current) session = undefined;
+      };
+      try {
+        return { runnables: await current.prepare(signal), ended };
+      } catch (error) {
+        ended();
+        throw error;
+      }
+    },
+  });
+
   // The Lease lives in the controller's namespace unless configured apart.
   const leaseNamespace = config.lease.namespace === 'ai-infra' ? config.namespace : config.lease.namespace;
   const elector = createLeaderElector(
@@ -130,27 +169,7 @@ export function createController(deps: ControllerDeps): Controller {
     {
       identity,
       config: { ...config.lease, namespace: leaseNamespace },
-      callbacks: {
-        onStartedLeading(term, signal) {
-          const current = new LeaderSession(term, sessionDeps, {
-            namespace: config.namespace,
-            statusName: config.publish.name,
-            publish: config.publish,
-            mirrors: {
-              intervalMs: config.mirrors.intervalMs,
-              heartbeatMs: config.mirrors.heartbeatMs,
-              requestTimeoutMs: config.mirrors.requestTimeoutMs,
-            },
-          });
-          session = current;
-          void whenSeeded(signal)
-            .then(() => current.run(signal))
-            .catch((error: unknown) => log.error({ err: describeError(error) }, 'leader session failed'))
-            .finally(() => {
-              if (session === current) session = undefined;
-            });
-        },
-      },
+      callbacks: { onStartedLeading: (term, signal) => leaderWork.lead(term, signal) },
     },
   );
 
@@ -323,22 +342,12 @@ export function createController(deps: ControllerDeps): Controller {
       ),
   };
 
-  // Seeding: once the Node cache is in, from the published document and the Nodes' latched records.
+  // Seeding (once the caches group is ready): from the published document and the Nodes' latched records.
   let seededResolve: () => void = () => undefined;
-  const seededPromise = new Promise<void>((resolve) => (seededResolve = resolve));
-  const whenSeeded = (signal: AbortSignal): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      if (signal.aborted) return reject(new Error('stopped'));
-      signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
-      void seededPromise.then(resolve);
-    });
+  const whenSeeded = new Promise<void>((resolve) => (seededResolve = resolve));
   const seeder: Runnable = {
     name: 'seed',
     async start(signal) {
-      await Promise.race([nodes.whenSynced(), aborted(signal)]);
-      await Promise.race([rules.whenSynced(), aborted(signal)]);
-      // Self-healing must not act on the flags' settings while the ConfigMap's are unread.
-      await Promise.race([remediationSettings.whenSynced(), aborted(signal)]);
       while (!signal.aborted && !seeded) {
         try {
           const seeds = await readSeeds(configMaps, config, nodes, log, signal);
@@ -474,33 +483,27 @@ export function createController(deps: ControllerDeps): Controller {
     for (const [name, check] of Object.entries(ready)) server.addReadyCheck(name, check);
   }
 
-  // A replica contends for the Lease only once seeded: one that cannot publish yet must not
-  // hold it while a seeded standby waits.
-  const electAfterSeeding: Runnable = {
-    name: elector.name,
-    async start(signal) {
-      try {
-        await whenSeeded(signal);
-      } catch {
-        return;
-      }
-      await elector.start(signal);
+  const groups: StartGroup[] = [
+    { name: 'servers', runnables: [metricsServer, observationsServer] },
+    { name: 'events', runnables: [flushOnStop(events)] },
+    {
+      name: 'caches',
+      runnables: [nodes, rules, remediationSettings, ...(mirrorWatch ? [mirrorWatch] : [])],
+      // What seeding reads; self-healing must not act on the flags' settings while the
+      // ConfigMap's are unread. The mirror namespaces are not waited for (readiness is).
+      ready: async () => {
+        await nodes.whenSynced();
+        await rules.whenSynced();
+        await remediationSettings.whenSynced();
+      },
     },
-  };
-
-  const runnables: Runnable[] = [
-    metricsServer,
-    observationsServer,
-    nodes,
-    rules,
-    remediationSettings,
-    ...(mirrorWatch ? [mirrorWatch] : []),
-    seeder,
-    ticker,
-    electAfterSeeding,
-    flushOnStop(events),
+    { name: 'engine', runnables: [seeder, ticker], ready: () => whenSeeded },
+    // A replica contends for the Lease only once seeded: one that cannot publish yet must not
+    // hold it while a seeded standby waits.
+    { name: 'election', runnables: [elector] },
+    { name: 'leaderOnly', runnables: [leaderWork] },
   ];
-  return { runnables, host, elector, metricsServer, observationsServer };
+  return { groups, host, elector, metricsServer, observationsServer };
 }
 
 /** Resolves when `signal` aborts. */

@@ -1,7 +1,8 @@
 /**
  * What the leader does for one term, and only while the fence is up: publish the status
- * ConfigMap, keep its mirrors, write Node status, emit Events. Started from the elector's
- * onStartedLeading with the term's signal; everything stops when that signal aborts (lost
+ * ConfigMap, keep its mirrors, write Node status, remediate, emit Events. Prepared when the
+ * elector reports the term (app.ts's leader-only work, platform's createLeaderOnly), which
+ * then runs its parts with the term's signal; everything stops when that signal aborts (lost
  * lease, renew deadline passed, shutdown) or when the publisher steps down on a 409 that
  * shows a newer term (then this replica stops acting at once, before its elector notices).
  *
@@ -11,7 +12,7 @@
  */
 import type { PublishedDocument } from '../contracts/index.js';
 import { parseTimestamp, type Transition } from '../core/engine/index.js';
-import { describeError, type Clock, type Logger, type Registry } from '../platform/index.js';
+import { describeError, type Clock, type Logger, type Registry, type Runnable } from '../platform/index.js';
 import type { EngineHost } from './engine-host.js';
 import type { Leadership } from './leader-election/index.js';
 import type { ControllerMetrics } from './metrics.js';
@@ -73,6 +74,7 @@ export class LeaderSession {
   readonly #deps: LeaderSessionDeps;
   readonly #options: LeaderSessionOptions;
   readonly #abort = new AbortController();
+  #unlink: (() => void) | undefined;
   #steppedDown = false;
   #pending: Pending[] = [];
   #publisher: StatusPublisher | undefined;
@@ -104,79 +106,82 @@ export class LeaderSession {
     return this.#lastRenderedAt;
   }
 
-  /** Runs until `signal` aborts or the publisher steps down. */
-  async run(signal: AbortSignal): Promise<void> {
+  /**
+   * Readies the term: merges the published document, then builds the parts to run (the
+   * publisher, Node status, mirrors, remediation), none when `signal` aborted meanwhile. They
+   * run until `signal` aborts or the publisher steps down; call `end` once they all stopped.
+   */
+  async prepare(signal: AbortSignal): Promise<Runnable[]> {
     const { host, client, clock, log, registry } = this.#deps;
+    if (signal.aborted) return [];
     const stop = (): void => this.#abort.abort(signal.reason);
-    if (signal.aborted) return;
     signal.addEventListener('abort', stop, { once: true });
+    this.#unlink = () => signal.removeEventListener('abort', stop);
     const own = this.#abort.signal;
-    try {
-      await this.#mergePublished(own);
-      if (own.aborted) return;
-      const publisher = createStatusPublisher(
-        {
-          client,
-          clock,
-          log,
-          registry,
-          render: (_now, info) => host.document(info),
-          leadership: this.leadership,
-          onWritten: (written) => this.#written(written, mirrors),
-          onStepDown: (reason) => {
-            this.#steppedDown = true;
-            log.warn({ term: this.term, reason }, 'stepped down: a newer leader published');
-            this.#abort.abort(new Error(`stepped down: ${reason}`));
-            // Its lease may still renew (a recreated Lease): give it up, or nobody publishes.
-            this.#deps.elector.resign(`stepped down: ${reason}`);
+    await this.#mergePublished(own);
+    if (own.aborted) return [];
+    const publisher = createStatusPublisher(
+      {
+        client,
+        clock,
+        log,
+        registry,
+        render: (_now, info) => host.document(info),
+        leadership: this.leadership,
+        onWritten: (written) => this.#written(written, mirrors),
+        onStepDown: (reason) => {
+          this.#steppedDown = true;
+          log.warn({ term: this.term, reason }, 'stepped down: a newer leader published');
+          this.#abort.abort(new Error(`stepped down: ${reason}`));
+          // Its lease may still renew (a recreated Lease): give it up, or nobody publishes.
+          this.#deps.elector.resign(`stepped down: ${reason}`);
+        },
+      },
+      {
+        identity: this.#deps.elector.identity,
+        term: this.term,
+        namespace: this.#options.namespace,
+        config: { ...this.#options.publish, name: this.#options.statusName },
+      },
+    );
+    const mirrors = this.#deps.mirrorNamespaces
+      ? createStatusMirrors(
+          {
+            client,
+            namespaces: this.#deps.mirrorNamespaces,
+            leadership: this.leadership,
+            clock,
+            log,
+            registry,
           },
-        },
-        {
-          identity: this.#deps.elector.identity,
-          term: this.term,
-          namespace: this.#options.namespace,
-          config: { ...this.#options.publish, name: this.#options.statusName },
-        },
-      );
-      const mirrors = this.#deps.mirrorNamespaces
-        ? createStatusMirrors(
-            {
-              client,
-              namespaces: this.#deps.mirrorNamespaces,
-              leadership: this.leadership,
-              clock,
-              log,
-              registry,
-            },
-            {
-              term: this.term,
-              statusNamespace: this.#options.namespace,
-              name: this.#options.statusName,
-              config: this.#options.mirrors,
-            },
-          )
-        : undefined;
-      this.#publisher = publisher;
-      this.#nodeStatus = this.#deps.nodeStatus(this.leadership);
-      this.#remediator = this.#deps.remediator?.(this.leadership, this.term);
-      const parts = [
-        publisher.start(own),
-        this.#nodeStatus.start(own),
-        ...(mirrors ? [mirrors.start(own)] : []),
-        ...(this.#remediator ? [this.#remediator.start(own)] : []),
-      ];
-      const results = await Promise.allSettled(parts);
-      for (const result of results) {
-        if (result.status === 'rejected')
-          log.error({ err: describeError(result.reason) }, 'leader part failed');
-      }
-    } finally {
-      signal.removeEventListener('abort', stop);
-      this.#abort.abort(new Error('session over'));
-      this.#publisher = undefined;
-      this.#nodeStatus = undefined;
-      this.#remediator = undefined;
-    }
+          {
+            term: this.term,
+            statusNamespace: this.#options.namespace,
+            name: this.#options.statusName,
+            config: this.#options.mirrors,
+          },
+        )
+      : undefined;
+    this.#publisher = publisher;
+    this.#nodeStatus = this.#deps.nodeStatus(this.leadership);
+    this.#remediator = this.#deps.remediator?.(this.leadership, this.term);
+    // The parts stop on the session's own signal: it also aborts on a step-down.
+    const parts: Runnable[] = [
+      publisher,
+      this.#nodeStatus,
+      ...(mirrors ? [mirrors] : []),
+      ...(this.#remediator ? [this.#remediator] : []),
+    ];
+    return parts.map((part) => ({ name: part.name, start: () => part.start(own) }));
+  }
+
+  /** The term is over and its parts stopped: nothing of it acts any more. */
+  end(): void {
+    this.#unlink?.();
+    this.#abort.abort(new Error('session over'));
+    this.#publisher = undefined;
+    this.#nodeStatus = undefined;
+    this.#remediator = undefined;
   }
 
   /** Transitions of the engine while this session runs. */

@@ -4,9 +4,9 @@
  * operator's `npu-fault.io/clear` annotation. Every replica applies these to its own engine,
  * so followers stay in step with the leader; the leader also writes back (node-status).
  */
+import { parseClear } from '../contracts/index.js';
 import type { Logger } from '../platform/index.js';
 import type { EngineHost } from './engine-host.js';
-import { parseClear } from './node-status/index.js';
 import type { CachedNode, NodeChange } from './watch/index.js';
 
 /** What node-sync reports besides changing the engine. */

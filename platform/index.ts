@@ -4,6 +4,8 @@
  * `platform/k8s/index.js`).
  *
  * - runnable: `Runnable`, `runAll` (start all, stop all, grace period, exit code), `onTerminationSignals`
+ * - start-groups: `runGroups` (start groups in order once each is ready, stop in reverse); leader-only:
+ *   `createLeaderOnly` (work started with each lease term, stopped when it ends)
  * - http-server: `/healthz`, `/readyz` with named checks, `/metrics`, an application handler
  * - config: `loadConfig` (flags > env > file > defaults), `ConfigError`, parseArgs helpers
  * - logger: pino JSON lines with secrets redacted; metrics: a private Registry per component
@@ -103,3 +105,5 @@ export {
   type RunnableOutcome,
   type SignalSource,
 } from './runnable.js';
+export { runGroups, type GroupOutcome, type GroupsResult, type StartGroup } from './start-groups.js';
+export { createLeaderOnly, type LeaderOnly, type LeaderOnlyOptions, type LeaderTerm } from './leader-only.js';

@@ -31,7 +31,7 @@ import {
   REMEDIATION_ANNOTATION,
   decodeBreaker,
   type BreakerState,
-} from '../controller/remediation/index.js';
+} from '../contracts/index.js';
 import { createTestNamespace, watchUntil, type TestNamespace } from './setup/cluster.js';
 import { writeKubeConfig } from './setup/controller-process.js';
 import { operatorAccess, OPERATOR_SERVICE_ACCOUNT, type ControllerAccess } from './setup/controller-rbac.js';

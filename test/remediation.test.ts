@@ -29,8 +29,8 @@ import {
   encodeBreaker,
   resetBreaker,
   type NodeRecord,
-  type RemediationConfigInput,
-} from '../controller/remediation/index.js';
+} from '../contracts/index.js';
+import type { RemediationConfigInput } from '../controller/remediation/index.js';
 import { createTestNamespace, watchUntil, type TestNamespace, kwokAvailable } from './setup/cluster.js';
 import { controllerAccess, type ControllerAccess, functionCallerToken } from './setup/controller-rbac.js';
 import { startTestReplica, type ControllerProcess } from './setup/controller-process.js';

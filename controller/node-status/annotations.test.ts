@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { decodeLatched, encodeLatched, parseClear } from './annotations.js';
+import { decodeLatched, encodeLatched } from './annotations.js';
 
 const record = {
   key: '0000:C4:00.0',
@@ -27,16 +27,5 @@ describe('npu-fault.io/latched', () => {
     expect(bad.error).toMatch(/^npu-fault.io\/latched\/0\/ecc_errors: /);
     expect(decodeLatched(JSON.stringify([{ ...record, __proto__x: 1 }])).error).toMatch(/latched\/0/);
     expect(bad.error).not.toContain('\n');
-  });
-});
-
-describe('npu-fault.io/clear', () => {
-  it('reads all, empty, and device lists', () => {
-    expect(parseClear('all')).toEqual({ all: true });
-    expect(parseClear('')).toEqual({ all: true });
-    expect(parseClear(' npu3, 0000:C4:00.0 ')).toEqual({ all: false, devices: ['npu3', '0000:C4:00.0'] });
-    expect(parseClear('npu3,,npu4')).toEqual({
-      error: expect.stringMatching(/^npu-fault.io\/clear: /) as unknown,
-    });
   });
 });

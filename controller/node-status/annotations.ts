@@ -6,15 +6,15 @@
  * - `npu-fault.io/latched`: the node's latched failures (core/engine LatchedDevice[], compact
  *   JSON), written by the leader whenever they change, so they survive a restart of every
  *   controller replica (the engine seeds from them).
- * - `npu-fault.io/clear`: an operator's request to clear latched failures: `all` (or empty)
- *   for the whole node, or a comma-separated list of device ids (`npu3`) or keys. Every replica
- *   applies it to its engine; the leader removes it once applied.
+ *
+ * The clear request an operator sets (`npu-fault.io/clear`) is read by the CLI too: its format
+ * is in contracts/ (clear-annotation.ts).
  */
 import { z } from 'zod';
 import type { LatchedDevice } from '../../core/engine/index.js';
-import { CLEAR_ANNOTATION, LATCHED_ANNOTATION } from '../watch/index.js';
+import { LATCHED_ANNOTATION } from '../watch/index.js';
 
-export { CLEAR_ANNOTATION, LATCHED_ANNOTATION };
+export { LATCHED_ANNOTATION };
 
 /** The most devices a latched record may list (a node has at most a few dozen). */
 const MAX_DEVICES = 256;
@@ -56,17 +56,4 @@ export function decodeLatched(
     return { error: `${LATCHED_ANNOTATION}${path}: ${issue?.message ?? 'invalid'}` };
   }
   return { records: parsed.data };
-}
-
-/** What a clear request asks for: the whole node, or these devices (ids or keys). */
-export type ClearRequest = { all: true } | { all: false; devices: string[] };
-
-/** Reads `npu-fault.io/clear`. */
-export function parseClear(text: string): ClearRequest | { error: string } {
-  const trimmed = text.trim();
-  if (trimmed === '' || trimmed === 'all') return { all: true };
-  const devices = trimmed.split(',').map((d) => d.trim());
-  if (devices.some((d) => d === '' || d.length > 256))
-    return { error: `${CLEAR_ANNOTATION}: expected "all" or a comma-separated list of device ids` };
-  return { all: false, devices };
 }

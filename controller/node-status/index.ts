@@ -3,14 +3,7 @@
  * clear annotations on Nodes, and aggregated, rate-limited Events. The one door into
  * controller/node-status/; tests get the fakes from ./testing.js.
  */
-export {
-  CLEAR_ANNOTATION,
-  LATCHED_ANNOTATION,
-  decodeLatched,
-  encodeLatched,
-  parseClear,
-  type ClearRequest,
-} from './annotations.js';
+export { LATCHED_ANNOTATION, decodeLatched, encodeLatched } from './annotations.js';
 export {
   createKubeEventClient,
   createKubeNodeClient,

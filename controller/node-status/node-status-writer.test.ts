@@ -3,7 +3,8 @@ import type { PublishedNode } from '../../contracts/index.js';
 import type { LatchedDevice } from '../../core/engine/index.js';
 import { FakeClock, createLogger, createRegistry } from '../../platform/index.js';
 import type { Leadership } from '../leader-election/index.js';
-import { CLEAR_ANNOTATION, LATCHED_ANNOTATION } from './annotations.js';
+import { CLEAR_ANNOTATION } from '../../contracts/index.js';
+import { LATCHED_ANNOTATION } from './annotations.js';
 import { FakeNodeClient } from './fake-clients.js';
 import { createNodeStatusWriter, type NodeFacts, type NodeView } from './node-status-writer.js';
 

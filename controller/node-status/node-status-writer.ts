@@ -11,7 +11,7 @@
  * `concurrency` at once; failures are logged, counted and retried on the next resync.
  */
 import { Counter } from 'prom-client';
-import type { PublishedNode } from '../../contracts/index.js';
+import { CLEAR_ANNOTATION, type PublishedNode } from '../../contracts/index.js';
 import type { LatchedDevice } from '../../core/engine/index.js';
 import {
   describeError,
@@ -22,7 +22,7 @@ import {
   type Runnable,
 } from '../../platform/index.js';
 import type { Leadership } from '../leader-election/index.js';
-import { CLEAR_ANNOTATION, LATCHED_ANNOTATION, encodeLatched } from './annotations.js';
+import { LATCHED_ANNOTATION, encodeLatched } from './annotations.js';
 import type { NodeClient } from './clients.js';
 import { NPU_HEALTHY, desiredCondition, sameCondition } from './condition.js';
 

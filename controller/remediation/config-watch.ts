@@ -19,7 +19,11 @@ import {
 } from '../../platform/index.js';
 import { createWatchLoop, type RawObject, type WatchLoopDeps } from '../../platform/k8s/index.js';
 import { remediationConfigSchema, type RemediationConfig } from './config.js';
-import { REMEDIATION_CONFIGMAP, REMEDIATION_CONFIG_KEY } from './state.js';
+import { REMEDIATION_CONFIGMAP } from '../watch/index.js';
+
+export { REMEDIATION_CONFIGMAP };
+/** The settings' data key (YAML, a superset of JSON). */
+export const REMEDIATION_CONFIG_KEY = 'remediation.yaml';
 
 /** The running watch. */
 export interface RemediationConfigWatch extends Runnable {

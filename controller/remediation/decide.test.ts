@@ -1,8 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import type { PublishedNode } from '../../contracts/index.js';
+import {
+  CLOSED_BREAKER,
+  type BreakerState,
+  type NodeRecord,
+  type PublishedNode,
+} from '../../contracts/index.js';
 import { parseRemediationConfig, type RemediationConfigInput } from './config.js';
 import { breakerLimit, decide, type Action, type DecisionInput, type NodeFacts } from './decide.js';
-import { CLOSED_BREAKER, type BreakerState, type NodeRecord } from './state.js';
 
 const T0 = Date.parse('2026-12-01T10:00:00.000Z');
 const iso = (seconds: number): string => new Date(T0 + seconds * 1000).toISOString();

@@ -7,9 +7,8 @@
  * records on Nodes, the breaker ConfigMap), so a new leader, or the same one after a
  * restart, picks up where the last left off.
  */
-import type { PublishedNode } from '../../contracts/index.js';
+import type { BreakerState, NodeRecord, PublishedNode } from '../../contracts/index.js';
 import type { RemediationConfig } from './config.js';
-import type { BreakerState, NodeRecord } from './state.js';
 
 /** What the decision knows of one Node (from the Node cache). */
 export interface NodeFacts {

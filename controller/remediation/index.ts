@@ -1,7 +1,9 @@
 /**
  * Self-healing, the one door into controller/remediation/: cordon, taint and drain through the
  * Eviction API, decided by a pure step (decide.ts) and carried out by the remediator (the only
- * code that changes the cluster for it), with its state on the Nodes and in a ConfigMap.
+ * code that changes the cluster for it: remediator.ts composes pass-loop.ts, pass.ts,
+ * execute.ts, actions/, breaker.ts, drain-runner.ts), with its state on the Nodes and in a
+ * ConfigMap (their formats in contracts/: remediation-record.ts, remediation-breaker.ts).
  */
 export {
   breakerConfigSchema,
@@ -14,6 +16,8 @@ export {
   type RemediationConfigInput,
 } from './config.js';
 export {
+  REMEDIATION_CONFIGMAP,
+  REMEDIATION_CONFIG_KEY,
   createRemediationConfigWatch,
   parseRemediationText,
   type RemediationConfigWatch,
@@ -55,24 +59,3 @@ export {
   type RemediatorDeps,
   type RemediatorOptions,
 } from './remediator.js';
-export {
-  BREAKER_CONFIGMAP,
-  BREAKER_KEY,
-  CLOSED_BREAKER,
-  MAINTENANCE_ANNOTATION,
-  REMEDIATION_ANNOTATION,
-  REMEDIATION_CONFIGMAP,
-  REMEDIATION_CONFIG_KEY,
-  REMEDIATION_PHASES,
-  UNHEALTHY_TAINT_KEY,
-  breakerStateSchema,
-  decodeBreaker,
-  decodeNodeRecord,
-  encodeBreaker,
-  encodeNodeRecord,
-  nodeRecordSchema,
-  resetBreaker,
-  type BreakerState,
-  type NodeRecord,
-  type RemediationPhase,
-} from './state.js';

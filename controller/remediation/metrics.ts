@@ -1,7 +1,7 @@
 /** Self-healing's metrics (one set per registry). */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { metricPrefix, type Registry } from '../../platform/index.js';
-import { REMEDIATION_PHASES } from './state.js';
+import { REMEDIATION_PHASES } from '../../contracts/index.js';
 
 /** The remediation metrics. */
 export interface RemediationMetrics {

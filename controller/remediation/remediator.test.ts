@@ -1,14 +1,4 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import type { PublishedNode } from '../../contracts/index.js';
-import { FakeClock, Registry } from '../../platform/index.js';
-import { createEventRecorder } from '../node-status/index.js';
-import { FakeEventClient } from '../node-status/testing.js';
-import { FakeConfigMapClient, memoryLog } from '../publisher/testing.js';
-import type { CachedNode } from '../watch/index.js';
-import { parseRemediationConfig, type RemediationConfigInput } from './config.js';
-import { FakeRemediationNodeClient } from './fake-node-client.js';
-import { createRemediationMetrics } from './metrics.js';
-import { createRemediator, type DrainFunction, type DrainResult, type Remediator } from './remediator.js';
 import {
   BREAKER_CONFIGMAP,
   BREAKER_KEY,
@@ -18,7 +8,17 @@ import {
   decodeNodeRecord,
   encodeNodeRecord,
   type NodeRecord,
-} from './state.js';
+  type PublishedNode,
+} from '../../contracts/index.js';
+import { FakeClock, Registry } from '../../platform/index.js';
+import { createEventRecorder } from '../node-status/index.js';
+import { FakeEventClient } from '../node-status/testing.js';
+import { FakeConfigMapClient, memoryLog } from '../publisher/testing.js';
+import type { CachedNode } from '../watch/index.js';
+import { parseRemediationConfig, type RemediationConfigInput } from './config.js';
+import { FakeRemediationNodeClient } from './fake-node-client.js';
+import { createRemediationMetrics } from './metrics.js';
+import { createRemediator, type DrainFunction, type DrainResult, type Remediator } from './remediator.js';
 
 const T0 = Date.parse('2026-12-01T10:00:00.000Z');
 const NS = 'ai-infra';

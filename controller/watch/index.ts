@@ -47,11 +47,8 @@ export {
 } from './namespaces.js';
 export {
   CACHED_LABEL_PREFIX,
-  CLEAR_ANNOTATION,
   LATCHED_ANNOTATION,
-  MAINTENANCE_ANNOTATION,
   NPU_HEALTHY_CONDITION,
-  REMEDIATION_ANNOTATION,
   acceleratorRule,
   createNodeWatch,
   isNonZeroQuantity,

@@ -17,6 +17,7 @@
  * Changes are reported only when a cached field changes, not for every Node write (kubelets
  * rewrite heartbeat times): `onChange` sees the previous and current values.
  */
+import { CLEAR_ANNOTATION, MAINTENANCE_ANNOTATION, REMEDIATION_ANNOTATION } from '../../contracts/index.js';
 import {
   createWatchLoop,
   type WatchLoop,
@@ -28,14 +29,8 @@ import { matchesLabels, parseLabelSelector, type LabelSelector } from './label-s
 import type { RawObject } from '../../platform/k8s/index.js';
 import type { Runnable } from '../../platform/index.js';
 
-/** The annotation an operator sets to clear latched failures (read here, applied and removed by node-status). */
-export const CLEAR_ANNOTATION = 'npu-fault.io/clear';
 /** The annotation holding the node's latched failures (written by node-status). */
 export const LATCHED_ANNOTATION = 'npu-fault.io/latched';
-/** The annotation holding self-healing's record of a node it cordoned (controller/remediation). */
-export const REMEDIATION_ANNOTATION = 'npu-fault.io/remediation';
-/** The annotation that suspends self-healing on a node (planned work). */
-export const MAINTENANCE_ANNOTATION = 'npu-fault.io/maintenance';
 /** Labels with this prefix are cached (the remediation opt-out label is one). */
 export const CACHED_LABEL_PREFIX = 'npu-fault.io/';
 /** The Node condition the controller writes. */

@@ -1,0 +1,100 @@
+/**
+ * One remediation pass: reads the breaker and the Node cache, stops the drains no longer
+ * wanted, decides the whole cluster (decide.ts, pure), updates the metrics, settles the
+ * breaker, then acts on each decision in turn (or, in a dry run, reports it).
+ */
+import { REMEDIATION_PHASES, type BreakerState, type PublishedNode } from '../../contracts/index.js';
+import type { Clock } from '../../platform/index.js';
+import type { CachedNode } from '../watch/index.js';
+import type { Breaker } from './breaker.js';
+import type { RemediationConfig } from './config.js';
+import { decide, type Decision, type NodeFacts } from './decide.js';
+import type { DrainRunner } from './drain-runner.js';
+import type { DryRunReporter } from './dry-run.js';
+import type { Executor } from './execute.js';
+import type { RemediationMetrics } from './metrics.js';
+import { factsOf } from './node-facts.js';
+
+/** What a pass reads from and acts through. */
+export interface PassDeps {
+  /** The Node cache. */
+  nodes(): Iterable<CachedNode>;
+  /** A node's published entry as the engine has it now (null: healthy; undefined: unseen). */
+  entry(node: string): PublishedNode | null | undefined;
+  clock: Clock;
+  metrics: RemediationMetrics;
+  breaker: Breaker;
+  drains: DrainRunner;
+  executor: Executor;
+  dryRun: DryRunReporter;
+  /** This replica and its term (written into new records). */
+  identity: string;
+  term: number;
+}
+
+/** One pass under `config`; throws when the breaker cannot be read or written. */
+export type Pass = (config: RemediationConfig, signal: AbortSignal) => Promise<void>;
+
+/** Creates the pass of one term. */
+export function createPass(deps: PassDeps): Pass {
+  const { clock, drains } = deps;
+  return async (config, signal) => {
+    const read = await deps.breaker.read(signal);
+    const facts: NodeFacts[] = [];
+    /** The record text each node carried when decided (writes go ahead only if unchanged). */
+    const seen = new Map<string, string | undefined>();
+    for (const node of deps.nodes()) {
+      if (!node.accelerator && node.remediation === undefined) continue;
+      facts.push(factsOf(node, config));
+      seen.set(node.name, node.remediation);
+    }
+    // Drains that must stop: the node was uncordoned by a person, entered maintenance, was
+    // opted out, or left. Only explicit signals count: the cache may lag behind our own write
+    // (still `cordoned` for a drain just started).
+    drains.stopWhere((node) => {
+      const fact = facts.find((f) => f.name === node);
+      return (
+        !fact ||
+        fact.maintenance ||
+        fact.optedOut ||
+        !fact.unschedulable ||
+        fact.record?.phase === 'overridden'
+      );
+    }, 'drain no longer wanted');
+    const decision = decide({
+      now: clock.now(),
+      config,
+      identity: deps.identity,
+      term: deps.term,
+      nodes: facts,
+      entry: deps.entry,
+      breaker: read.state,
+      draining: new Set(drains.nodes()),
+    });
+    recordMetrics(deps.metrics, decision, facts, decision.breaker ?? read.state);
+    if (!(await deps.breaker.settle(read, decision.breaker, config, signal))) return;
+
+    for (const action of decision.actions) {
+      if (signal.aborted) return;
+      if (config.dryRun) {
+        deps.dryRun.action(action);
+        continue;
+      }
+      await deps.executor.act(action, seen.get(action.node), config, signal);
+    }
+  };
+}
+
+/** The pass's gauges: nodes left alone and why, records by phase, the breaker. */
+function recordMetrics(
+  metrics: RemediationMetrics,
+  decision: Decision,
+  facts: readonly NodeFacts[],
+  breaker: BreakerState,
+): void {
+  metrics.skipped.reset();
+  for (const action of decision.actions) if (action.kind === 'skip') metrics.skipped.inc({ why: action.why });
+  for (const phase of REMEDIATION_PHASES)
+    metrics.nodes.set({ phase }, facts.filter((f) => f.record?.phase === phase).length);
+  metrics.breakerOpen.set(breaker.state === 'open' ? 1 : 0);
+}
