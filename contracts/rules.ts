@@ -7,6 +7,15 @@
  * silently ignored. `{}` (or an empty file) yields exactly the contract's defaults.
  */
 import { z } from 'zod';
+import {
+  REASON_BITS,
+  REASONS,
+  fixedDeviceBits,
+  latchVocabulary,
+  reasonSections,
+  type LatchVocabulary,
+  type ReasonSpec,
+} from './reasons.js';
 
 /** Severity of a reason: critical fails a device in the same sample, warning degrades it after a while. */
 export const severitySchema = z.enum(['critical', 'warning']);
@@ -42,11 +51,11 @@ export const DEFAULT_LATCHED = [
 ] as const;
 
 /**
- * The most XIDs that may be watched. The engine keeps each device's active reasons in one
- * 32-bit mask (12 fixed reasons, `inference-canary-failed` included, + XIDs), which keeps
+ * The most XIDs that may be watched: the bits the catalogue's fixed reasons leave free (32 − 12).
+ * The engine keeps each device's active reasons in one 32-bit mask (reasons.ts), which keeps
  * the per-sample path allocation-free.
  */
-export const MAX_WATCHED_XIDS = 20;
+export const MAX_WATCHED_XIDS = REASON_BITS - fixedDeviceBits(REASONS);
 /** The longest smoothing window, for the same reason (a window is a bit mask). */
 export const MAX_WINDOW_SAMPLES = 30;
 
@@ -105,9 +114,14 @@ const faultCodeTable = z.record(faultCodeText, severitySchema).transform((codes,
 });
 const xid = z.number().int().nonnegative();
 
-/** The rules file. Every field has its CONTRACT §2 default. */
-export const rulesSchema = z
-  .strictObject({
+/**
+ * The rules file of a reason catalogue (reasons.ts): `latched` takes its reasons' names, and
+ * `xids.watched` as many XIDs as its fixed reasons leave bits for. Every field has its
+ * CONTRACT §2 default. Throws when a reason names a rules field (`section`) that does not exist.
+ */
+export function rulesSchemaFor(reasons: readonly ReasonSpec[]) {
+  const vocabulary = latchVocabulary(reasons);
+  const fields = {
     /** Smoothing: the sliding window of the last N samples per device (CONTRACT §2.1). */
     window_samples: z.number().int().min(1).max(MAX_WINDOW_SAMPLES).default(5),
     /** `high-temp` when at least `min_samples` of the window are strictly above `threshold_c`. */
@@ -155,13 +169,13 @@ export const rulesSchema = z
       .strictObject({
         watched: z
           .array(xid)
-          .max(MAX_WATCHED_XIDS)
+          .max(REASON_BITS - fixedDeviceBits(reasons))
           .default([...DEFAULT_XIDS]),
         critical: z.array(xid).default([...DEFAULT_CRITICAL_XIDS]),
       })
       .prefault({}),
     /** Reasons that latch a device failed (see DEFAULT_LATCHED); `xid-<n>` of an unwatched XID is inert. */
-    latched: z.array(z.string().min(1)).default([...DEFAULT_LATCHED]),
+    latched: z.array(latchableName(vocabulary)).default([...DEFAULT_LATCHED]),
     /**
      * The node agent's inference canary (vLLM nodes): `inference-canary-failed` on every device
      * of a node whose snapshot reports at least `min_failures` failed requests in a row. The
@@ -201,8 +215,8 @@ export const rulesSchema = z
           .default(900 * 1024),
       })
       .prefault({}),
-  })
-  .superRefine((rules, ctx) => {
+  };
+  return z.strictObject(describeSections(fields, reasonSections(reasons))).superRefine((rules, ctx) => {
     if (rules.high_temp.min_samples > rules.window_samples) {
       ctx.addIssue({
         code: 'custom',
@@ -220,7 +234,7 @@ export const rulesSchema = z
         });
     });
     rules.latched.forEach((name, i) => {
-      if (!isLatchableReason(name))
+      if (!isLatchable(vocabulary, name))
         ctx.addIssue({
           code: 'custom',
           path: ['latched', i],
@@ -228,25 +242,40 @@ export const rulesSchema = z
         });
     });
   });
+}
 
-/** Reason names a snapshot can produce (besides `xid-<n>`, before the canary), in CONTRACT §2.6 order. */
-export const SAMPLE_REASONS = [
-  'npu-offline',
-  'device-missing',
-  'pcie-link-down',
-  'ecc-uncorrectable',
-  'health-critical',
-  'fault-code',
-  'ecc-thermal',
-  'high-temp',
-  'ecc-error',
-  'health-warning',
-  'inference-canary-failed',
-] as const;
+/** The rules file. Every field has its CONTRACT §2 default. */
+export const rulesSchema = rulesSchemaFor(REASONS);
 
-/** A reason name, or `xid-<n>` (an XID that is not watched never fires, so latching it is harmless). */
-function isLatchableReason(name: string): boolean {
-  return (SAMPLE_REASONS as readonly string[]).includes(name) || /^xid-\d+$/.test(name);
+/** A device reason's name, or a family member's (`xid-<n>`: an XID that is not watched never fires, so latching it is harmless). */
+function isLatchable(vocabulary: LatchVocabulary, name: string): boolean {
+  return vocabulary.names.includes(name) || vocabulary.patterns.some((p) => new RegExp(p).test(name));
+}
+
+/** A `latched` entry: the names spelt out for the JSON Schema; the superRefine above gives the error. */
+function latchableName(vocabulary: LatchVocabulary) {
+  return z
+    .string()
+    .min(1)
+    .meta({
+      anyOf: [{ enum: [...vocabulary.names] }, ...vocabulary.patterns.map((pattern) => ({ pattern }))],
+    });
+}
+
+/** Names, in the JSON Schema, the reasons each top-level rules field configures. */
+function describeSections<T extends Record<string, z.ZodType>>(
+  fields: T,
+  sections: Map<string, string[]>,
+): T {
+  const out: Record<string, z.ZodType> = { ...fields };
+  for (const [field, names] of sections) {
+    const schema = out[field];
+    if (schema === undefined)
+      throw new Error(`a reason names the rules field '${field}', which does not exist`);
+    const reasons = names.length === 1 ? 'reason' : 'reasons';
+    out[field] = schema.meta({ description: `Configures the ${reasons} ${names.join(', ')}.` });
+  }
+  return out as T;
 }
 
 /** Validated rules, every default filled in. */

@@ -129,7 +129,7 @@ describe('inference canary (snapshot `canary`)', () => {
     const table = compileReasons(rulesSchema.parse({ xids: { watched, critical: [] } }));
     expect(table.names).toHaveLength(32);
     expect(table.names[31]).toBe('inference-canary-failed');
-    expect(table.inferenceCanary & table.critical).toBe(0);
+    expect(table.bit('inference-canary-failed') & table.critical).toBe(0);
     expect(compileReasons(DEFAULT_RULES).names.at(-1)).toBe('inference-canary-failed');
   });
 });

@@ -135,7 +135,7 @@ function renderListed(node: NodeState, table: ReasonTable, cluster: StatusSummar
     entry: {
       node: node.name,
       observed_at: iso(node.observedAt),
-      agent: agentState(node.overlays),
+      agent: agentState(node.overlays, table.nodes),
       summary,
       npus: devices.map((d) => d.entry),
     },
@@ -165,7 +165,7 @@ function renderDevice(
     // state change beneath it); otherwise it is the state machine's own state and its start.
     since: iso(byOverlay ? device.publishedSince : device.since),
     reason: publishedReason(device, node.overlays, table),
-    reasons: [...reasonNames(table, device.active), ...overlayNames(node.overlays)],
+    reasons: [...reasonNames(table, device.active), ...overlayNames(node.overlays, table.nodes)],
     signals: reasonNames(table, signals),
     temperature_c: device.temperature,
     power_w: device.power,
@@ -191,12 +191,12 @@ export function publishedReason(device: DeviceState, overlays: number, table: Re
   if (state === 'healthy' && overlays === 0) return null;
   // Not reached with a null `cause`: a device leaves `healthy` only through a state change
   // (which records it) and starts `unknown` only with a reason in its first sample.
-  if (overlays !== 0 && state !== 'failed') return firstOverlay(overlays);
+  if (overlays !== 0 && state !== 'failed') return firstOverlay(overlays, table.nodes);
   return (
     firstReason(table, holdingMask(table, state, device.active)) ??
     device.cause ??
     firstReason(table, device.active) ??
-    firstOverlay(overlays)
+    firstOverlay(overlays, table.nodes)
   );
 }
 

@@ -47,10 +47,11 @@ import { DeadlineQueue, type DeadlineEntry } from './deadlines.js';
 import { admit, admitted } from './dedup.js';
 import type { Withheld } from './budget.js';
 import { compareText, publishedReason, renderDocument, renderNodeEntry } from './document.js';
-import { evaluateSample, type SampleParams } from './evaluate.js';
+import { evaluateSample } from './evaluate.js';
 import { explainNode } from './explain.js';
 import { advance, type FsmTiming } from './fsm.js';
 import { AGENT_UNREACHABLE, COLLECTOR_ERROR, NODE_NOT_READY, publishedStatus } from './overlays.js';
+import { REASON_TABLE, type ReasonEntry } from './reason-table.js';
 import {
   compileReasons,
   firstBit,
@@ -62,12 +63,11 @@ import {
 import { severity, type LatchedDevice, type NodeSeed } from './seed.js';
 import { clearEvents, newDevice, newNode, resetForBoot, type DeviceState, type NodeState } from './state.js';
 import { formatTimestamp, parseTimestamp } from './time.js';
-import { windowMask } from './window.js';
 
 /** Everything derived from one rules value. */
 interface Compiled {
   rules: Rules;
-  sample: SampleParams;
+  table: ReasonTable;
   timing: FsmTiming;
   staleMs: number;
   collectorMs: number;
@@ -75,27 +75,16 @@ interface Compiled {
   maxDevices: number;
 }
 
-function compile(rules: Rules): Compiled {
-  const table = compileReasons(rules);
-  const canary = rules.inference_canary;
+function compile(rules: Rules, reasons: readonly ReasonEntry[]): Compiled {
+  const table = compileReasons(rules, reasons);
   return {
     rules,
-    sample: {
-      table,
-      windowSize: rules.window_samples,
-      windowMask: windowMask(rules.window_samples),
-      hotC: rules.high_temp.threshold_c,
-      minHot: rules.high_temp.min_samples,
-      thermalC: rules.ecc_thermal_c,
-      offlineW: rules.offline_power_w,
-      canaryFailures: rules.inference_canary.min_failures,
-    },
+    table,
     timing: {
       degradeMs: rules.degrade_after_s * 1000,
       failMs: rules.fail_after_degraded_s * 1000,
       recoverSamples: rules.recover_after_samples,
-      // A canary failure says serving is broken, not which chip: it degrades, it does not fail.
-      degradeOnly: canary.severity === 'warning' && !canary.fail_after_degraded ? table.inferenceCanary : 0,
+      degradeOnly: table.degradeOnly,
     },
     staleMs: rules.overlays.agent_unreachable_s * 1000,
     collectorMs: rules.overlays.collector_error_s * 1000,
@@ -129,6 +118,7 @@ const TIMED_OVERLAYS = [AGENT_UNREACHABLE, COLLECTOR_ERROR] as const;
 type TimedOverlay = (typeof TIMED_OVERLAYS)[number];
 
 class Engine implements ReloadableEngine {
+  readonly #reasons: readonly ReasonEntry[];
   #c: Compiled;
   readonly #nodes = new Map<string, NodeState>();
   readonly #deadlines = new DeadlineQueue<NodeState>();
@@ -139,8 +129,9 @@ class Engine implements ReloadableEngine {
   /** The observed nodes that are not healthy but the last document rendered did not list. */
   #withheld: ReadonlyMap<string, Withheld> = new Map();
 
-  constructor(rules: Rules) {
-    this.#c = compile(rules);
+  constructor(rules: Rules, reasons: readonly ReasonEntry[]) {
+    this.#reasons = reasons;
+    this.#c = compile(rules, reasons);
   }
 
   observe(snapshot: Snapshot, now: number): ObserveResult {
@@ -174,6 +165,7 @@ class Engine implements ReloadableEngine {
       }
       stamp = Number.isNaN(node.lastT) || t > node.lastT ? t : node.lastT;
       node.lastT = stamp;
+      this.#checkNode(node, snapshot);
       this.#apply(node, normalise(snapshot), stamp);
     }
     this.#arm(node);
@@ -208,10 +200,11 @@ class Engine implements ReloadableEngine {
   clear(name: string, device: string | undefined, now: number): Transition[] {
     const node = this.#nodes.get(name);
     if (!node) return [];
-    const { table } = this.#c.sample;
+    const { table } = this.#c;
+    const missing = table.bit('device-missing');
     for (const d of node.devices.values()) {
       if (device !== undefined && d.id !== device && d.key !== device) continue;
-      if ((d.active & table.deviceMissing) !== 0) {
+      if ((d.active & missing) !== 0) {
         // Clearing a missing device forgets it (it was removed on purpose); if the agent
         // still lists it as installed, its next sample brings it back as missing.
         node.devices.delete(d.key);
@@ -236,11 +229,11 @@ class Engine implements ReloadableEngine {
   }
 
   document(now: number, publisher: PublisherInfo): PublishedDocument {
-    const { rules, sample } = this.#c;
+    const { rules, table } = this.#c;
     const rendered = renderDocument({
       nodes: this.#nodes.values(),
       known: this.#known,
-      table: sample.table,
+      table,
       now,
       publisher,
       degradedFraction: rules.publish.ingest_degraded_fraction,
@@ -269,9 +262,9 @@ class Engine implements ReloadableEngine {
 
   setRules(rules: Rules): void {
     const before = this.#c;
-    this.#c = compile(rules);
-    const from = before.sample.table;
-    const to = this.#c.sample.table;
+    this.#c = compile(rules, this.#reasons);
+    const from = before.table;
+    const to = this.#c.table;
     for (const node of this.#nodes.values()) {
       for (const d of node.devices.values()) remapDevice(d, from, to);
     }
@@ -289,7 +282,7 @@ class Engine implements ReloadableEngine {
   nodeEntry(name: string): PublishedNode | null {
     const node = this.#nodes.get(name);
     if (!node || Number.isNaN(node.lastSeen)) return null;
-    return renderNodeEntry(node, this.#c.sample.table);
+    return renderNodeEntry(node, this.#c.table);
   }
 
   removeNode(name: string): void {
@@ -326,7 +319,7 @@ class Engine implements ReloadableEngine {
   latched(name: string): LatchedDevice[] {
     const node = this.#nodes.get(name);
     if (!node) return [];
-    const table = this.#c.sample.table;
+    const table = this.#c.table;
     const out: LatchedDevice[] = [];
     for (const d of node.devices.values()) {
       if (d.latched === 0) continue;
@@ -370,10 +363,10 @@ class Engine implements ReloadableEngine {
   }
 
   explain(name: string, device: string | undefined, now: number): Explanation {
-    const { rules, sample, timing, staleMs, collectorMs } = this.#c;
+    const { rules, table, timing, staleMs, collectorMs } = this.#c;
     return explainNode(name, this.#nodes.get(name), device, now, {
       rules,
-      table: sample.table,
+      table,
       timing,
       staleMs,
       collectorMs,
@@ -384,7 +377,7 @@ class Engine implements ReloadableEngine {
   /** Seeds one device of a published entry (seed.ts). */
   #seedDevice(node: NodeState, seen: PublishedDevice, behind: boolean): void {
     if (seen.status !== 'failed' && seen.status !== 'degraded') return;
-    const table = this.#c.sample.table;
+    const table = this.#c.table;
     let device = node.devices.get(seen.key);
     if (device !== undefined && (!behind || severity(device.state) >= severity(seen.status))) return;
     const since = parseTimestamp(seen.since);
@@ -415,7 +408,7 @@ class Engine implements ReloadableEngine {
 
   /** Latches again the reasons a Node records (seed.ts), unless the engine is newer. */
   #seedLatch(node: NodeState, record: LatchedDevice): void {
-    const table = this.#c.sample.table;
+    const table = this.#c.table;
     const bits = bitsNamed(table, record.reasons, table.latched);
     if (bits === 0) return;
     let device = node.devices.get(record.key);
@@ -452,6 +445,15 @@ class Engine implements ReloadableEngine {
       this.#nodes.set(name, node);
     }
     return node;
+  }
+
+  /** Sets the node reasons that a check of each fresh snapshot raises (none in the product's table yet). */
+  #checkNode(node: NodeState, snapshot: Snapshot): void {
+    const { checks, checked } = this.#c.table.nodes;
+    if (checks.length === 0) return;
+    let raised = 0;
+    for (const { bit, check } of checks) if (check(snapshot)) raised |= bit;
+    node.overlays = (node.overlays & ~checked) | raised;
   }
 
   /** Applies one fresh sample of every device, then marks devices the snapshot left out. */
@@ -513,8 +515,8 @@ class Engine implements ReloadableEngine {
 
   #step(device: DeviceState, obs: DeviceObservation, t: number): void {
     const c = this.#c;
-    const { table } = c.sample;
-    const active = evaluateSample(device, obs, c.sample);
+    const { table } = c;
+    const active = evaluateSample(device, obs, table);
     device.active = active;
     device.temperature = obs.temperature_c;
     device.power = obs.power_w;
@@ -591,7 +593,7 @@ class Engine implements ReloadableEngine {
 
   /** Emits a transition for every device whose published status changed. */
   #publish(node: NodeState, at: number, out: Transition[]): void {
-    const table = this.#c.sample.table;
+    const table = this.#c.table;
     for (const device of node.devices.values()) {
       const status = publishedStatus(device.state, node.overlays);
       if (status === device.published) continue;
@@ -642,13 +644,13 @@ function forgetCause(device: DeviceState): void {
 function remapDevice(device: DeviceState, from: ReasonTable, to: ReasonTable): void {
   device.active = remapMask(device.active, from, to);
   device.latched = remapMask(device.latched, from, to);
-  if (device.xidAt === null) return;
+  if (device.eventAt === null) return;
   const at = new Array<number>(32).fill(Number.NEGATIVE_INFINITY);
-  device.xidAt.forEach((when, i) => {
+  device.eventAt.forEach((when, i) => {
     const bit = remapMask(1 << i, from, to);
     if (bit !== 0) at[31 - Math.clz32(bit)] = when;
   });
-  device.xidAt = at;
+  device.eventAt = at;
 }
 
 /** The accelerator family of a device, for metrics (resource names tell Ascend families apart). */
@@ -686,7 +688,13 @@ function seededObservation(
   };
 }
 
-/** Creates an engine with `rules` (default: the contract's defaults). */
-export function createEngine(rules: Rules = DEFAULT_RULES): ReloadableEngine {
-  return new Engine(rules);
+/**
+ * Creates an engine with `rules` (default: the contract's defaults) raising the reasons of
+ * `reasons` (default: the product's table, reason-table.ts).
+ */
+export function createEngine(
+  rules: Rules = DEFAULT_RULES,
+  reasons: readonly ReasonEntry[] = REASON_TABLE,
+): ReloadableEngine {
+  return new Engine(rules, reasons);
 }

@@ -60,7 +60,7 @@ export function explainNode(
     boot_id: node.boot.bootId,
     seq: node.boot.bootId === null ? null : node.boot.lastSeq,
     samples: node.sampleNo,
-    overlays: overlayNames(node.overlays),
+    overlays: overlayNames(node.overlays, c.table.nodes),
     withheld: c.withheld,
     timers: overlayTimers(node, now, c),
     devices: devices.map((d) => explainDevice(name, node, d, lastT, c)),
@@ -74,30 +74,22 @@ function notTracked(node: string, device: string | undefined, message: string): 
 /** The pending agent-unreachable and collector-error deadlines (receiver clock). */
 function overlayTimers(node: NodeState, now: number, c: ExplainContext): ExplainedTimer[] {
   const out: ExplainedTimer[] = [];
-  if ((node.overlays & AGENT_UNREACHABLE) === 0 && !Number.isNaN(node.lastSeen)) {
-    const at = node.lastSeen + c.staleMs;
+  const timer = (overlay: number, at: number): void => {
+    const i = firstBit(overlay);
     out.push({
-      name: 'agent-unreachable',
+      name: c.table.nodes.names[i] ?? '',
       from: null,
       to: 'unknown',
       at: formatTimestamp(at),
       in_ms: Math.max(0, at - now),
       clock: 'receiver',
-      condition: `no snapshot from the node for ${c.rules.overlays.agent_unreachable_s} s`,
+      condition: c.table.nodes.rules[i] ?? '',
     });
-  }
-  if ((node.overlays & COLLECTOR_ERROR) === 0 && !Number.isNaN(node.cachedSince)) {
-    const at = node.cachedSince + c.collectorMs;
-    out.push({
-      name: 'collector-error',
-      from: null,
-      to: 'unknown',
-      at: formatTimestamp(at),
-      in_ms: Math.max(0, at - now),
-      clock: 'receiver',
-      condition: `only cached snapshots for ${c.rules.overlays.collector_error_s} s`,
-    });
-  }
+  };
+  if ((node.overlays & AGENT_UNREACHABLE) === 0 && !Number.isNaN(node.lastSeen))
+    timer(AGENT_UNREACHABLE, node.lastSeen + c.staleMs);
+  if ((node.overlays & COLLECTOR_ERROR) === 0 && !Number.isNaN(node.cachedSince))
+    timer(COLLECTOR_ERROR, node.cachedSince + c.collectorMs);
   return out;
 }
 
@@ -149,42 +141,22 @@ function activeReasons(d: DeviceState, c: ExplainContext): ExplainedReason[] {
       name,
       severity: critical ? 'critical' : 'warning',
       latched: (bit & d.latched) !== 0,
-      rule: ruleOf(bit, critical, c),
+      rule: ruleOf(bit, c),
     });
   }
   return out;
 }
 
 /** The rule behind one reason bit, with the thresholds of the rules in force. */
-function ruleOf(bit: number, critical: boolean, c: ExplainContext): string {
-  const { table: t, rules } = c;
-  const n = rules.window_samples;
-  if (bit === t.npuOffline) return `PCIe link down and power below ${rules.offline_power_w} W (or unread)`;
-  if (bit === t.deviceMissing) return 'device not present in the snapshot (reported absent or left out)';
-  if (bit === t.pcieLinkDown) return `PCIe link down while drawing at least ${rules.offline_power_w} W`;
-  if (bit === t.eccUncorrectable) return `uncorrectable ECC counter increased within the last ${n} samples`;
-  if (bit === t.healthCritical) return 'the driver reports health critical';
-  if (bit === t.healthWarning) return 'the driver reports health warning or alarm';
-  if (bit === t.faultCodeCritical) return 'a fault code the rules rate critical';
-  if (bit === t.faultCodeWarning) return 'a fault code the rules rate warning';
-  if (bit === t.eccThermal)
-    return `ECC counter increased within the last ${n} samples while above ${rules.ecc_thermal_c} °C`;
-  if (bit === t.highTemp)
-    return `at least ${rules.high_temp.min_samples} of the last ${n} samples above ${rules.high_temp.threshold_c} °C`;
-  if (bit === t.eccError) return `ECC error counter increased within the last ${n} samples`;
-  if (bit === t.inferenceCanary)
-    return `inference canary failed ${rules.inference_canary.min_failures} or more requests in a row`;
-  for (const [xid, xidBit] of t.xidBit)
-    if (xidBit === bit)
-      return `XID ${xid} (${critical ? 'critical' : 'watched'}) within the last ${n} samples`;
-  return 'rule unknown';
+function ruleOf(bit: number, c: ExplainContext): string {
+  return c.table.rules[firstBit(bit)] ?? 'rule unknown';
 }
 
 /** The state machine row that put the device in its state, or the overlay that overrides it. */
 function decidedBy(d: DeviceState, status: DeviceStatus, overlays: number, c: ExplainContext): string {
   const { rules } = c;
   if (status !== d.state)
-    return `overlay ${overlayNames(overlays).join(', ')}: a node overlay publishes any state but failed as unknown`;
+    return `overlay ${overlayNames(overlays, c.table.nodes).join(', ')}: a node overlay publishes any state but failed as unknown`;
   switch (d.state) {
     case 'healthy':
       return d.active === 0 ? 'no reason active' : 'only reasons that have not changed the status (signals)';
@@ -211,10 +183,10 @@ function windowOf(d: DeviceState, c: ExplainContext): ExplainedWindow {
   };
   event('ecc-error', d.eccAt);
   event('ecc-uncorrectable', d.uncAt);
-  if (d.xidAt !== null) {
-    for (const bit of c.table.xidBit.values()) {
-      const i = firstBit(bit);
-      event(c.table.names[i], d.xidAt[i] ?? Number.NEGATIVE_INFINITY);
+  if (d.eventAt !== null) {
+    for (let rest = c.table.events; rest !== 0; rest &= rest - 1) {
+      const i = firstBit(rest);
+      event(c.table.names[i], d.eventAt[i] ?? Number.NEGATIVE_INFINITY);
     }
   }
   return {

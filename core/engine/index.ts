@@ -1,8 +1,18 @@
 /**
- * The detection engine's only public door (CONTRACT §2): `createEngine(rules?)` and the
- * interface it implements. See api.ts for the semantics of each method.
+ * The detection engine's only public door (CONTRACT §2): `createEngine(rules?, reasons?)`
+ * and the interface it implements. See api.ts for the semantics of each method, and
+ * reason-table.ts for the reasons it raises.
  */
 export { createEngine } from './engine.js';
+export {
+  REASON_TABLE,
+  type CheckContext,
+  type DeviceRaise,
+  type NodeCheck,
+  type NodeRaise,
+  type ReasonEntry,
+  type SampleCheck,
+} from './reason-table.js';
 export type {
   DetectionEngine,
   DeviceStatus,

@@ -1,23 +1,23 @@
 /**
- * Reasons (CONTRACT §2.2, §2.3, §2.6): the registry that turns the rules into bit positions.
+ * Reasons (CONTRACT §3.3, §3.7, §3.8): a reason table (reason-table.ts) and a rules value
+ * compiled into bit positions and the checks of the per-sample path.
  *
- * A device's active reasons are one 32-bit mask whose bit order *is* the publication order
- * of §2.6, so the published `reason` is the lowest set bit and `reasons` is the set bits in
- * order, with no sorting and no per-sample allocation:
- *
- *   npu-offline, device-missing, pcie-link-down, ecc-uncorrectable, health-critical,
- *   xid-<n> (critical, ascending n), fault-code (critical), ecc-thermal, high-temp,
- *   ecc-error, health-warning, fault-code (warning), xid-<n> (warning, ascending n),
- *   inference-canary-failed
- *
- * `inference-canary-failed` is a node's verdict set on each of its devices (the snapshot's
- * `canary`); its severity comes from the rules (`inference_canary.severity`, a warning by
- * default), and it keeps its place in the order whichever it is. The node overlays
- * (`agent-unreachable`, `node-not-ready`, `collector-error`) follow; they live on the node
- * (overlays.ts) and take no device bit.
+ * A device's active reasons are one 32-bit mask whose bit order *is* the table's order, the
+ * publication order, so the published `reason` is the lowest set bit and `reasons` is the
+ * set bits in order, with no sorting and no per-sample allocation. A family (`xid-<n>`)
+ * takes one bit per member the rules give it, in its place. Node reasons (the overlays) are
+ * bits of the node's own mask, in their order (overlays.ts).
  */
-import { DEFAULT_FAULT_CODES, type Rules, type Severity } from '../../contracts/index.js';
+import { REASON_BITS, severityOf, type Rules } from '../../contracts/index.js';
 import type { DeviceStatus } from './api.js';
+import { ENGINE_NODE_REASONS, type NodeReasons } from './overlays.js';
+import {
+  REASON_TABLE,
+  type CheckContext,
+  type NodeCheck,
+  type ReasonEntry,
+  type SampleCheck,
+} from './reason-table.js';
 
 /** The compiled reason registry of one rules value. */
 export interface ReasonTable {
@@ -25,72 +25,64 @@ export interface ReasonTable {
   readonly names: readonly string[];
   /** Stable internal id of each bit (`fault-code:critical`), used to remap on a rules reload. */
   readonly ids: readonly string[];
+  /** The rule behind each bit, with the thresholds of the rules (`npu-fault explain`). */
+  readonly rules: readonly string[];
   /** Bits of critical reasons. */
   readonly critical: number;
   /** Bits of latched reasons. */
   readonly latched: number;
   /** Bits of event reasons (active for a window after the event): ECC increases and XIDs. */
   readonly events: number;
-  readonly npuOffline: number;
-  readonly deviceMissing: number;
-  readonly pcieLinkDown: number;
-  readonly eccUncorrectable: number;
-  readonly healthCritical: number;
-  readonly faultCodeCritical: number;
-  readonly eccThermal: number;
-  readonly highTemp: number;
-  readonly eccError: number;
-  readonly healthWarning: number;
-  readonly faultCodeWarning: number;
-  /** The node's inference canary failing (critical or warning, as the rules say). */
-  readonly inferenceCanary: number;
-  /** XID number → its bit. */
-  readonly xidBit: ReadonlyMap<number, number>;
-  /** Fault code (upper-case) → severity: the built-in table merged with the rules'. */
-  readonly faultCodes: ReadonlyMap<string, Severity>;
-  /** Severity of a code in neither table. */
-  readonly faultCodeDefault: Severity;
+  /** Warning bits that hold a device degraded but never fail it on the 180 s clock (the canary, by default). */
+  readonly degradeOnly: number;
+  /** The checks of one sample, in table order, as one function (`composeChecks`). */
+  readonly check: SampleCheck;
+  /** The node reasons: names, `agent` values and rules of the node mask's bits, and their checks. */
+  readonly nodes: CompiledNodeReasons;
+  /** The bit of a reason id or family member (`xid-79`); 0 when the rules leave it out. */
+  bit(id: string): number;
 }
 
-/** Builds the registry from rules. Throws only if the rules bypassed their schema. */
-export function compileReasons(rules: Rules): ReasonTable {
+/** Node reasons with the rules in force. */
+export interface CompiledNodeReasons extends NodeReasons {
+  /** The rule behind each bit (an overlay's timer condition in `npu-fault explain`). */
+  readonly rules: readonly string[];
+  /** The checks run on each fresh snapshot, and the bits they own. */
+  readonly checks: readonly { readonly bit: number; readonly check: NodeCheck }[];
+  readonly checked: number;
+}
+
+/**
+ * Builds the registry of `table` (the product's by default) under `rules`. Throws when the
+ * table is inconsistent (a `by` naming no check, an engine-raised node reason out of its
+ * place) or needs more than 32 bits, which the rules schema's limits rule out for the
+ * product's table.
+ */
+export function compileReasons(rules: Rules, table: readonly ReasonEntry[] = REASON_TABLE): ReasonTable {
   const ids: string[] = [];
   const names: string[] = [];
+  const explained: string[] = [];
   let critical = 0;
-  const add = (id: string, name: string, isCritical: boolean): number => {
-    const bit = 1 << ids.length;
-    ids.push(id);
-    names.push(name);
-    if (isCritical) critical |= bit;
-    return bit;
-  };
-  const watched = [...new Set(rules.xids.watched)].sort((a, b) => a - b);
-  const criticalXids = new Set(rules.xids.critical);
-  const xidBit = new Map<number, number>();
-  const addXids = (wantCritical: boolean): void => {
-    for (const n of watched) {
-      if (criticalXids.has(n) === wantCritical) xidBit.set(n, add(`xid-${n}`, `xid-${n}`, wantCritical));
+  let events = 0;
+  let degradeOnly = 0;
+  for (const entry of table) {
+    if (entry.scope !== 'device') continue;
+    const isCritical = severityOf(entry, rules) === 'critical';
+    const isEvent = entry.kind === 'event';
+    const degrades = !(entry.failsAfterDegraded?.(rules) ?? true);
+    const members = entry.family === undefined ? [entry.name] : entry.family.members(rules);
+    for (const name of members) {
+      const bit = 1 << ids.length;
+      ids.push(entry.family === undefined ? entry.id : name);
+      names.push(name);
+      explained.push(entry.explain(rules, name));
+      if (isCritical) critical |= bit;
+      if (isEvent) events |= bit;
+      if (degrades) degradeOnly |= bit;
     }
-  };
-  const npuOffline = add('npu-offline', 'npu-offline', true);
-  const deviceMissing = add('device-missing', 'device-missing', true);
-  const pcieLinkDown = add('pcie-link-down', 'pcie-link-down', true);
-  const eccUncorrectable = add('ecc-uncorrectable', 'ecc-uncorrectable', true);
-  const healthCritical = add('health-critical', 'health-critical', true);
-  addXids(true);
-  const faultCodeCritical = add('fault-code:critical', 'fault-code', true);
-  const eccThermal = add('ecc-thermal', 'ecc-thermal', false);
-  const highTemp = add('high-temp', 'high-temp', false);
-  const eccError = add('ecc-error', 'ecc-error', false);
-  const healthWarning = add('health-warning', 'health-warning', false);
-  const faultCodeWarning = add('fault-code:warning', 'fault-code', false);
-  addXids(false);
-  const inferenceCanary = add(
-    'inference-canary-failed',
-    'inference-canary-failed',
-    rules.inference_canary.severity === 'critical',
-  );
-  if (ids.length > 32) throw new RangeError(`too many reasons (${ids.length}); at most 32`);
+  }
+  if (ids.length > REASON_BITS)
+    throw new RangeError(`too many reasons (${ids.length}); at most ${REASON_BITS}`);
 
   let latched = 0;
   for (const name of rules.latched) {
@@ -98,49 +90,112 @@ export function compileReasons(rules: Rules): ReasonTable {
       if (names[i] === name || id === name) latched |= 1 << i;
     });
   }
-  let events = eccUncorrectable | eccError | eccThermal;
-  for (const bit of xidBit.values()) events |= bit;
-
-  const faultCodes = new Map<string, Severity>(Object.entries(DEFAULT_FAULT_CODES));
-  for (const [code, severity] of Object.entries(rules.fault_codes))
-    faultCodes.set(code.toUpperCase(), severity);
-
+  const bit = (id: string): number => {
+    const i = ids.indexOf(id);
+    return i < 0 ? 0 : 1 << i;
+  };
   return {
     names,
     ids,
+    rules: explained,
     critical,
     latched,
     events,
-    npuOffline,
-    deviceMissing,
-    pcieLinkDown,
-    eccUncorrectable,
-    healthCritical,
-    faultCodeCritical,
-    eccThermal,
-    highTemp,
-    eccError,
-    healthWarning,
-    faultCodeWarning,
-    inferenceCanary,
-    xidBit,
-    faultCodes,
-    faultCodeDefault: rules.fault_codes_default,
+    degradeOnly,
+    check: composeChecks(sampleChecks(table, { rules, bit })),
+    nodes: compileNodeReasons(table, rules),
+    bit,
   };
 }
 
-/** Index of the lowest set bit (the first reason in §2.6 order); -1 for an empty mask. */
+function sampleChecks(table: readonly ReasonEntry[], ctx: CheckContext): SampleCheck[] {
+  const checks: SampleCheck[] = [];
+  for (const entry of table) {
+    if (entry.scope !== 'device') continue;
+    if ('check' in entry.raise) {
+      checks.push(entry.raise.check(ctx));
+      continue;
+    }
+    const by = entry.raise.by;
+    const owner = table.find((e) => e.id === by);
+    if (owner?.scope !== 'device' || !('check' in owner.raise))
+      throw new Error(`reason ${entry.id} is raised by '${by}', which is no reason with a check of its own`);
+  }
+  return checks;
+}
+
+const none: SampleCheck = () => 0;
+
+/**
+ * One function running `checks` in order, each through a call site of its own: a site that
+ * always calls the same check stays monomorphic and V8 inlines it, where a loop over the
+ * checks is one megamorphic site (some 6 ns a call, which doubled `evaluateSample`: decision
+ * 0030). Past 16 checks, the rest are composed the same way behind the 16th call site.
+ */
+export function composeChecks(checks: readonly SampleCheck[]): SampleCheck {
+  const [c0 = none, c1 = none, c2 = none, c3 = none, c4 = none, c5 = none, c6 = none, c7 = none] = checks;
+  const [c8 = none, c9 = none, c10 = none, c11 = none, c12 = none, c13 = none, c14 = none] = checks.slice(8);
+  const c15 = checks.length > 16 ? composeChecks(checks.slice(15)) : (checks[15] ?? none);
+  return (d, o) =>
+    c0(d, o) |
+    c1(d, o) |
+    c2(d, o) |
+    c3(d, o) |
+    c4(d, o) |
+    c5(d, o) |
+    c6(d, o) |
+    c7(d, o) |
+    c8(d, o) |
+    c9(d, o) |
+    c10(d, o) |
+    c11(d, o) |
+    c12(d, o) |
+    c13(d, o) |
+    c14(d, o) |
+    c15(d, o);
+}
+
+function compileNodeReasons(table: readonly ReasonEntry[], rules: Rules): CompiledNodeReasons {
+  const names: string[] = [];
+  const agents: NodeReasons['agents'][number][] = [];
+  const explained: string[] = [];
+  const checks: { bit: number; check: NodeCheck }[] = [];
+  let checked = 0;
+  for (const entry of table) {
+    if (entry.scope !== 'node') continue;
+    const bit = 1 << names.length;
+    names.push(entry.name);
+    agents.push(entry.agent ?? null);
+    explained.push(entry.explain(rules, entry.name));
+    if ('check' in entry.raise) {
+      checks.push({ bit, check: entry.raise.check(rules) });
+      checked |= bit;
+    } else if (ENGINE_NODE_REASONS[entry.id] !== bit) {
+      // The engine raises these by their bit (overlays.ts): a table moving one would mislabel it.
+      throw new Error(
+        `node reason ${entry.id} is raised by the engine, which knows no such reason at bit ${bit}`,
+      );
+    }
+  }
+  for (const id of Object.keys(ENGINE_NODE_REASONS))
+    if (!table.some((e) => e.id === id))
+      throw new Error(`the table leaves out node reason ${id}, which the engine raises`);
+  if (names.length > REASON_BITS) throw new RangeError(`too many node reasons (${names.length})`);
+  return { names, agents, rules: explained, checks, checked };
+}
+
+/** Index of the lowest set bit (the first reason in publication order); -1 for an empty mask. */
 export function firstBit(mask: number): number {
   return mask === 0 ? -1 : 31 - Math.clz32(mask & -mask);
 }
 
-/** The first active reason in §2.6 order, or null. */
+/** The first active reason in publication order, or null. */
 export function firstReason(table: ReasonTable, mask: number): string | null {
   const bit = firstBit(mask);
   return bit < 0 ? null : (table.names[bit] ?? null);
 }
 
-/** Every reason in the mask, in §2.6 order, each name once. */
+/** Every reason in the mask, in publication order, each name once. */
 export function reasonNames(table: ReasonTable, mask: number): string[] {
   const out: string[] = [];
   for (let rest = mask; rest !== 0; rest &= rest - 1) {

@@ -7,6 +7,7 @@ import type { DeviceStatus } from './api.js';
 import type { DeadlineEntry } from './deadlines.js';
 import { newBootTrack, type BootTrack } from './dedup.js';
 import { initialFsm, type FsmState } from './fsm.js';
+import { inWindow } from './window.js';
 
 /** Everything the engine keeps about one device (state identity: `key`). */
 export interface DeviceState extends FsmState {
@@ -35,8 +36,12 @@ export interface DeviceState extends FsmState {
   /** Sample number of the last ECC / uncorrectable increase. */
   eccAt: number;
   uncAt: number;
-  /** Sample number of each XID bit's last new event; null until an XID fires. */
-  xidAt: number[] | null;
+  /**
+   * Sample number of the last event of each event reason bit that keeps its memory here (the
+   * XIDs; `recordEvent`), so a clear, a new boot and a rules reload treat every such reason
+   * alike; null until one fires.
+   */
+  eventAt: number[] | null;
   /** `xid@at` keys of the XID events in the previous sample (a rolling list must not re-fire). */
   xidSeen: Set<string> | null;
   /** Latched reason bits. */
@@ -123,7 +128,7 @@ export function newDevice(obs: DeviceObservation, t: number, epoch: number): Dev
     uncBase: null,
     eccAt: Number.NEGATIVE_INFINITY,
     uncAt: Number.NEGATIVE_INFINITY,
-    xidAt: null,
+    eventAt: null,
     xidSeen: null,
     latched: 0,
     cause: null,
@@ -158,6 +163,24 @@ export function countersReset(device: DeviceState, obs: DeviceObservation): bool
 export function clearEvents(device: DeviceState): void {
   device.eccAt = Number.NEGATIVE_INFINITY;
   device.uncAt = Number.NEGATIVE_INFINITY;
-  device.xidAt = null;
+  device.eventAt = null;
   device.latched = 0;
+}
+
+/** Records an event of the reason at `bit` in the device's current sample. */
+export function recordEvent(device: DeviceState, bit: number): void {
+  device.eventAt ??= new Array<number>(32).fill(Number.NEGATIVE_INFINITY);
+  device.eventAt[31 - Math.clz32(bit)] = device.n;
+}
+
+/** The reasons among `bits` whose last event is inside a window of `size` samples. */
+export function eventsInWindow(device: DeviceState, bits: number, size: number): number {
+  const at = device.eventAt;
+  if (at === null) return 0;
+  let mask = 0;
+  for (let rest = bits; rest !== 0; rest &= rest - 1) {
+    const bit = rest & -rest;
+    if (inWindow(device.n, at[31 - Math.clz32(bit)] ?? Number.NEGATIVE_INFINITY, size)) mask |= bit;
+  }
+  return mask;
 }

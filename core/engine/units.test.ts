@@ -16,8 +16,8 @@ import { inWindow, increased, nextBaseline, popcount, pushSample, windowMask } f
 
 const timing = { degradeMs: 60_000, failMs: 180_000, recoverSamples: 5 };
 const table = compileReasons(DEFAULT_RULES);
-const W = table.highTemp;
-const C = table.pcieLinkDown;
+const W = table.bit('high-temp');
+const C = table.bit('pcie-link-down');
 
 describe('fsm transition table', () => {
   const state = (s: Partial<FsmState>): FsmState => ({ ...initialFsm(0), ...s });
@@ -119,7 +119,7 @@ describe('fsm transition table', () => {
   it('starts the warning run at the first warning sample and ends it at the first sample without one', () => {
     const fsm = initialFsm(0);
     advance(fsm, W, table.critical, 5, timing);
-    advance(fsm, table.healthWarning, table.critical, 6, timing);
+    advance(fsm, table.bit('health-warning'), table.critical, 6, timing);
     expect(fsm.warnSince).toBe(5);
     advance(fsm, C, table.critical, 7, timing);
     expect(fsm.warnSince).toBeNaN();
@@ -202,7 +202,9 @@ describe('reasons', () => {
       'xid-94',
       'inference-canary-failed',
     ]);
-    expect(firstReason(table, table.highTemp | table.eccError | table.faultCodeWarning)).toBe('high-temp');
+    expect(
+      firstReason(table, table.bit('high-temp') | table.bit('ecc-error') | table.bit('fault-code:warning')),
+    ).toBe('high-temp');
     expect(firstReason(table, 0)).toBeNull();
   });
 
@@ -233,11 +235,7 @@ describe('reasons', () => {
 
   it('remaps masks by reason across rules with other XIDs, dropping unknown ones', () => {
     const other = compileReasons(rulesSchema.parse({ xids: { watched: [79, 13], critical: [79, 13] } }));
-    const moved = remapMask(
-      table.highTemp | (table.xidBit.get(79) as number) | (table.xidBit.get(63) as number),
-      table,
-      other,
-    );
+    const moved = remapMask(table.bit('high-temp') | table.bit('xid-79') | table.bit('xid-63'), table, other);
     expect(reasonNames(other, moved)).toEqual(['xid-79', 'high-temp']);
   });
 
