@@ -2,7 +2,7 @@
  * The detection engine's only public door (CONTRACT §2): `createEngine(rules?)` and the
  * interface it implements. See api.ts for the semantics of each method.
  */
-export { createEngine } from './engine.js';
+export { createEngine, type EngineOptions } from './engine.js';
 export type {
   DetectionEngine,
   DeviceStatus,
