@@ -1,6 +1,9 @@
 // Lint guards the architecture:
-// - pure code (contracts, core) never imports I/O modules, reads a clock or the process, and
-//   never imports the outer layers (platform, cli, components, hack, test);
+// - pure code (contracts, families, core) never imports I/O modules, reads a clock or the
+//   process, and never imports the outer layers (platform, cli, components, hack, test);
+// - the accelerator families (families/) sit beside contracts/: built from the snapshot's
+//   building blocks (contracts/fields/, a leaf) and contracts/' types, composed by
+//   contracts/snapshot.ts, so they never import core/ nor contracts/ at run time;
 // - the product (what the image ships: contracts, core, platform, consumer, cli, the
 //   components) never imports the development folders (stack, bench, hack, test), and the
 //   benchmarks never import cli/ or test/ (they reach the demo's stack through stack/);
@@ -40,6 +43,7 @@ const devFolders = {
 // too, so it is held to the same rule).
 const productFolders = [
   'contracts',
+  'families',
   'core',
   'platform',
   'consumer',
@@ -121,7 +125,7 @@ export default tseslint.config(
           })),
           patterns: [
             {
-              regex: String.raw`^(\.\./)+(core|platform|cli|agent|functions|controller)(/|$)`,
+              regex: String.raw`^(\.\./)+(families|core|platform|cli|agent|functions|controller)(/|$)`,
               message: 'consumer/ imports only contracts/',
             },
             devFolders,
@@ -131,13 +135,16 @@ export default tseslint.config(
     },
   },
   {
-    files: ['contracts/**/*.ts', 'core/**/*.ts'],
+    files: ['contracts/**/*.ts', 'families/**/*.ts', 'core/**/*.ts'],
     ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: ioModules.map((name) => ({ name, message: 'contracts/ and core/ are pure: no I/O' })),
+          paths: ioModules.map((name) => ({
+            name,
+            message: 'contracts/, families/ and core/ are pure: no I/O',
+          })),
           patterns: [
             {
               regex: String.raw`^(\.\./)+(platform|cli|agent|functions|controller|consumer)(/|$)`,
@@ -166,6 +173,60 @@ export default tseslint.config(
           object: 'Math',
           property: 'random',
           message: 'core/ is deterministic: use a seeded generator (core/sim/prng.ts)',
+        },
+      ],
+    },
+  },
+  {
+    // The families are composed into contracts/' snapshot schema, so they stand below it: at
+    // run time they import only the snapshot's building blocks (contracts/fields/), and
+    // contracts/ for its types alone; never core/ or anything outside.
+    files: ['families/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ioModules.map((name) => ({ name, message: 'families/ is pure: no I/O' })),
+          patterns: [
+            {
+              regex: String.raw`^(\.\./)+(core|platform|cli|agent|functions|controller|consumer)(/|$)`,
+              message: 'families/ stands below core/ and the outer layers: it never imports them',
+            },
+            devFolders,
+          ],
+        },
+      ],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: String.raw`^(\.\./)+contracts/index\.js$`,
+              allowTypeImports: true,
+              message:
+                'contracts/ composes the families (a run-time import is a cycle): import contracts/fields/ at run time, contracts/ for types only',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The snapshot's building blocks are a leaf: the families and the envelope both build on them.
+    files: ['contracts/fields/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ioModules.map((name) => ({ name, message: 'contracts/fields/ is pure: no I/O' })),
+          patterns: [
+            {
+              regex: String.raw`^\.\./`,
+              message: 'contracts/fields/ is a leaf: it imports nothing of the project',
+            },
+          ],
         },
       ],
     },

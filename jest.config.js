@@ -19,7 +19,7 @@ export default {
       displayName: 'unit',
       setupFiles: ['<rootDir>/test/setup/fast-check.ts'],
       testMatch: [
-        '<rootDir>/{contracts,core,platform,cli,agent,functions,controller,consumer,hack,bench,stack}/**/*.test.ts',
+        '<rootDir>/{contracts,families,core,platform,cli,agent,functions,controller,consumer,hack,bench,stack}/**/*.test.ts',
       ],
     },
     {

@@ -9,6 +9,7 @@ import { access, constants } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { Payload, Snapshot } from '../contracts/index.js';
 import type { SimKind } from '../core/sim/index.js';
+import { FAMILIES } from '../families/index.js';
 import {
   createHeapTrimmer,
   createHttpServer,
@@ -30,7 +31,7 @@ import {
 } from './collectors/index.js';
 import type { AgentConfig, CollectorKind } from './config.js';
 import { createDeviceNodeWatcher, createKmsgFollower } from './events/index.js';
-import { applyInventory, scanInventory, type Inventory } from './inventory/index.js';
+import { applyInventory, emptyInventory, scanInventory, type Inventory } from './inventory/index.js';
 import { createFaultFeed, createLocalApp, type FaultFeed } from './local/index.js';
 import {
   createExecTool,
@@ -43,8 +44,8 @@ import { createSender, type Sender } from './push/index.js';
 import { createSampler, type Sampler } from './sampler/index.js';
 import { FaultBoard, SIM_FAULTS_PATH, loadSimNode } from './sim/index.js';
 
-/** Device node names the watcher follows. */
-const DEVICE_NODE = /^(davinci\d+|nvidia\d+)$/;
+/** Device node names the watcher follows: each family's (`davinci<N>`, `nvidia<N>`). */
+const DEVICE_NODE = new RegExp(`^(${FAMILIES.deviceNodes.map((prefix) => `${prefix}\\d+`).join('|')})$`);
 
 /** What the agent is built from (cli/agent.ts builds these from the command line). */
 export interface AgentDeps {
@@ -361,20 +362,21 @@ function completeWith(inventory: InventoryUnion): (payload: Payload) => Payload 
 
 /** Devices seen since the start (union of scans). */
 class InventoryUnion {
-  current: Inventory = { huawei: [], nvidia: [], deviceNodes: [] };
+  current: Inventory = emptyInventory();
   add(scan: Inventory): void {
     const merge = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])].sort();
-    this.current = {
-      huawei: merge(this.current.huawei, scan.huawei),
-      nvidia: merge(this.current.nvidia, scan.nvidia),
-      deviceNodes: merge(this.current.deviceNodes, scan.deviceNodes),
-    };
+    const next = emptyInventory();
+    for (const vendor of FAMILIES.vendors) next[vendor] = merge(this.current[vendor], scan[vendor]);
+    next.deviceNodes = merge(this.current.deviceNodes, scan.deviceNodes);
+    this.current = next;
   }
 }
 
 /**
- * `auto`: nvidia-smi where NVIDIA devices are installed; on Ascend nodes hdc where it is
- * installed, else npu-smi. Any other choice is taken as given.
+ * `auto`: the collectors of the first family (in registry order) installed on the node, its
+ * vendor's PCI functions or its device nodes present (families/<id>: `inventory.collectors`):
+ * nvidia-smi on NVIDIA nodes; on Ascend nodes hdc where it is installed, else npu-smi. Any
+ * other choice is taken as given.
  */
 async function chooseCollector(
   choice: CollectorKind,
@@ -386,13 +388,31 @@ async function chooseCollector(
     if (choice === 'sim') throw new Error('collector: sim is chosen before this');
     return choice;
   }
-  if (inventory.nvidia.length > 0) return 'nvidia-smi';
-  if (inventory.huawei.length > 0 || inventory.deviceNodes.some((n) => n.startsWith('davinci'))) {
-    return (await onPath(config.hdc.command, path)) ? 'hdc' : 'npu-smi';
+  const installed = FAMILIES.families.find(
+    ({ inventory: family }) =>
+      inventory[family.vendor].length > 0 ||
+      inventory.deviceNodes.some((node) => node.startsWith(family.deviceNode)),
+  );
+  if (installed !== undefined) {
+    const collectors = installed.inventory.collectors as readonly ToolCollector[];
+    for (const collector of collectors.slice(0, -1))
+      if (await onPath(commandOf(collector, config), path)) return collector;
+    const last = collectors[collectors.length - 1];
+    if (last !== undefined) return last;
   }
   throw new Error(
-    'collector: auto found no NVIDIA or Huawei accelerator in sysfs or /dev; give --collector hdc|npu-smi|nvidia-smi',
+    `collector: auto found no ${FAMILIES.vendors.join(' or ')} accelerator in sysfs or /dev; give --collector hdc|npu-smi|nvidia-smi`,
   );
+}
+
+/** A collector that runs a tool. */
+type ToolCollector = Exclude<CollectorKind, 'auto' | 'sim'>;
+
+/** The command a tool collector runs, as configured. */
+function commandOf(collector: ToolCollector, config: AgentConfig): string {
+  if (collector === 'hdc') return config.hdc.command;
+  if (collector === 'npu-smi') return config.npuSmi.command;
+  return config.nvidiaSmi.command;
 }
 
 /** True when `command` is an executable file, itself or on `path`. */

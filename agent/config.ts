@@ -4,6 +4,7 @@
  * (node-problem-detector's per-monitor shape); only the chosen one is used.
  */
 import { z } from 'zod';
+import { FAMILIES } from '../families/index.js';
 import { listenAddressSchema, logLevelSchema, type DeepReadonly } from '../platform/index.js';
 import {
   hdcCollectorConfigSchema,
@@ -16,8 +17,8 @@ export const COLLECTOR_KINDS = ['auto', 'hdc', 'npu-smi', 'nvidia-smi', 'sim'] a
 /** One of COLLECTOR_KINDS. */
 export type CollectorKind = (typeof COLLECTOR_KINDS)[number];
 
-/** Kinds of simulated node `--collector sim` can be. */
-export const SIM_NODE_KINDS = ['910B', 'A3', '310P', 'nvidia'] as const;
+/** Kinds of simulated node `--collector sim` can be: every family's (`910B`, `A3`, `310P`, `nvidia`). */
+export const SIM_NODE_KINDS = FAMILIES.simKinds;
 
 /** Where the kubelet projects the agent's pod-bound token in the shipped DaemonSet. */
 export const DEFAULT_TOKEN_FILE = '/var/run/secrets/npu-fault/token';

@@ -48,7 +48,7 @@ function shape(snapshot: Snapshot, temperature: number, linkDown: boolean): void
       if (i === 0 && d.pcie) d.pcie.link = linkDown ? 'down' : 'up';
     });
   else if (p.family === 'nvidia') for (const g of p.gpus) g.temperature_gpu = temperature;
-  else
+  else if (p.family === '310P')
     p.cards.forEach((card, i) => {
       for (const chip of card.chips) chip.temperature = temperature;
       if (i === 0) card.pcie_link = linkDown ? 0 : 1;

@@ -4,6 +4,7 @@
  * one reaches the receiver.
  */
 import type { Snapshot } from '../contracts/index.js';
+import { devicesIn as devicesInPayload } from '../core/normalise.js';
 import { type Fault, generateTrace, roundRobinFleet } from '../core/sim/index.js';
 
 /** Devices per simulated node (every node kind of the round-robin fleet has eight). */
@@ -49,14 +50,9 @@ function faultsFor(fleet: ReturnType<typeof roundRobinFleet>): Fault[] {
   return out;
 }
 
-/** Counts the device entries of one snapshot. */
+/** Counts the device entries of one snapshot (its family's count, as the engine's). */
 export function devicesIn(snapshot: Snapshot): number {
-  const p = snapshot.payload;
-  if (p.family === '910B') return p.npus.length;
-  if (p.family === 'nvidia') return p.gpus.length;
-  let n = 0;
-  for (const card of p.cards) n += card.chips.length;
-  return n;
+  return devicesInPayload(snapshot.payload);
 }
 
 /** Builds the workload: `ceil(devices / 8)` nodes sampling once a second for `seconds`. */

@@ -14,7 +14,7 @@ export const xidEventSchema = z.object({
   at: z.string().nullable(),
 });
 
-/** The accelerator kind: Ascend NPUs (910B and 310P families) or NVIDIA GPUs. */
+/** The accelerator kind, as published: NPUs (the Ascend families) or GPUs (NVIDIA). */
 export const deviceKindSchema = z.enum(['npu', 'gpu']);
 
 /** The PCIe link as normalised: `up`, `down`, or null when the tool did not say. */
@@ -28,6 +28,8 @@ export const deviceObservationSchema = z.object({
   key: z.string().min(1),
   /** The name the device plugin allocates to pods (`Ascend910-3`, `Ascend310P-1`, GPU uuid). */
   resource_id: z.string().min(1),
+  /** The accelerator family whose payload listed it (`910B`, `310P`, `nvidia`): families/. */
+  family: z.string().min(1),
   kind: deviceKindSchema,
   /** Model name as the tool printed it (`910B3`, `310P3`, `NVIDIA H100 80GB HBM3`). */
   model: z.string(),

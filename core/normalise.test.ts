@@ -36,6 +36,7 @@ describe('normalise', () => {
       id: 'npu0',
       key: '0000:C1:00.0',
       resource_id: 'Ascend910-0',
+      family: '910B',
       kind: 'npu',
       model: '910B2',
       health: 'ok',

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONTROLLER_TOKEN_AUDIENCE } from '../contracts/index.js';
 import type { SimNode } from '../core/sim/index.js';
+import { FAMILIES } from '../families/index.js';
 import { createAgentIdentity } from './agent-identity.js';
 import { startControllerProcess, writeKubeConfig, type ControllerProcess } from './component-process.js';
 import { killControlPlaneSync, startControlPlane, stopControlPlane } from '../hack/control-plane.js';
@@ -81,12 +82,10 @@ const LEASE = [
  */
 export const DEMO_RULES = 'degrade_after_s: 6\nfail_after_degraded_s: 8\n';
 
-/** Extended resources a node of `kind` advertises (what the device plugins would). */
+/** Extended resources a node advertises (what its family's device plugin would: the first of its resources). */
 function capacityOf(node: SimNode): Record<string, string> {
-  const count = String(node.devices.length);
-  if (node.kind === 'nvidia') return { 'nvidia.com/gpu': count };
-  if (node.kind === '310P') return { 'huawei.com/Ascend310P': count };
-  return { 'huawei.com/Ascend910': count };
+  const resource = FAMILIES.get(node.family)?.resourceNames[0];
+  return resource === undefined ? {} : { [resource]: String(node.devices.length) };
 }
 
 /** One running agent. */

@@ -3,24 +3,20 @@
  * the tools list what they can reach, and a device that stopped answering is exactly the one
  * a tool leaves out.
  *
- * PCI functions (`<sysPciDevices>/<bus id>/{vendor,device,class}`), counted when:
- * - NVIDIA (vendor 0x10de) with class 0x0300xx (VGA-compatible controller: GPUs with a display
- *   engine) or 0x0302xx (3D controller: the data-centre GPUs). Their HDMI audio (0x0403),
- *   USB-C (0x0c03) and NVSwitch (0x0680, a bridge) functions are not accelerators.
- * - Huawei (vendor 0x19e5) with class 0x1200xx (processing accelerator) and a device id in
- *   0xd000-0xdfff, the Ascend range (e.g. 0xd100 310, 0xd500 310P, 0xd801 910, 0xd802
- *   910B). Huawei also makes the Kunpeng host's own functions (NICs, SAS, and the
- *   HiSilicon ZIP engine 0xa250, itself a processing accelerator): the device range keeps
- *   them out.
+ * PCI functions (`<sysPciDevices>/<bus id>/{vendor,device,class}`) are counted under their
+ * vendor when a family says they are one of its accelerators (families/<id>: `inventory`):
+ * NVIDIA's GPUs by class, Huawei's Ascend devices by class and device range, and not the
+ * vendors' other functions (HDMI audio, NVSwitch, the Kunpeng host's NICs and ZIP engine).
  * SR-IOV virtual functions (those with a `physfn` link) are left out: they are slices of a
  * physical device counted already, handed to VMs, and come and go with their configuration.
  *
- * Device nodes: `/dev/davinci<N>` and `/dev/nvidia<N>`; the control nodes (`davinci_manager`,
- * `nvidiactl`, `nvidia-uvm`, `nvidia-modeset`, `nvidia-caps`) are not devices.
+ * Device nodes: each family's (`/dev/davinci<N>`, `/dev/nvidia<N>`); the control nodes
+ * (`davinci_manager`, `nvidiactl`, `nvidia-uvm`, `nvidia-modeset`, `nvidia-caps`) are not devices.
  */
 import { readFile, readdir, access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { normaliseBusId } from '../../core/parsers/index.js';
+import { FAMILIES, type VendorOf } from '../../families/index.js';
 
 /** Where the kernel shows devices (configurable for tests). */
 export interface InventoryPaths {
@@ -28,11 +24,23 @@ export interface InventoryPaths {
   dev: string /*'/dev'*/;
 }
 
+/** A vendor installed accelerators are listed under (`huawei`, `nvidia`): a family's. */
+export type InventoryVendor = VendorOf<typeof FAMILIES.families>;
+
 /** The installed accelerators. */
-export interface Inventory {
-  /** normalised PCI bus ids of installed accelerators, by vendor */ huawei: string[];
-  nvidia: string[];
-  /** device node names present, e.g. 'davinci0', 'nvidia3' */ deviceNodes: string[];
+export type Inventory = {
+  /** normalised PCI bus ids of installed accelerators, by vendor */
+  [Vendor in InventoryVendor]: string[];
+} & {
+  /** device node names present, e.g. 'davinci0', 'nvidia3' */
+  deviceNodes: string[];
+};
+
+/** An inventory of nothing. */
+export function emptyInventory(): Inventory {
+  const inventory = { deviceNodes: [] } as unknown as Inventory;
+  for (const vendor of FAMILIES.vendors) inventory[vendor] = [];
+  return inventory;
 }
 
 /** The real paths. */
@@ -41,27 +49,13 @@ export const DEFAULT_INVENTORY_PATHS: Readonly<InventoryPaths> = Object.freeze({
   dev: '/dev',
 });
 
-const NVIDIA_VENDOR = 0x10de;
-const HUAWEI_VENDOR = 0x19e5;
-/** Base class and subclass (the class code without its programming interface byte). */
-const NVIDIA_CLASSES = new Set([0x0300, 0x0302]);
-const HUAWEI_ACCELERATOR_CLASS = 0x1200;
-
 /** Which vendor's accelerator a PCI function is, from its sysfs ids; null when none. */
-export function acceleratorVendor(
-  vendor: number,
-  device: number,
-  pciClass: number,
-): 'nvidia' | 'huawei' | null {
-  const classCode = pciClass >> 8;
-  if (vendor === NVIDIA_VENDOR && NVIDIA_CLASSES.has(classCode)) return 'nvidia';
-  if (vendor === HUAWEI_VENDOR && classCode === HUAWEI_ACCELERATOR_CLASS && (device & 0xf000) === 0xd000)
-    return 'huawei';
-  return null;
+export function acceleratorVendor(vendor: number, device: number, pciClass: number): InventoryVendor | null {
+  return FAMILIES.vendorOf(vendor, device, pciClass);
 }
 
-/** The accelerator device nodes: `davinci<N>`, `nvidia<N>`. */
-export const DEVICE_NODE = /^(davinci|nvidia)(\d+)$/;
+/** The accelerator device nodes, each family's: `davinci<N>`, `nvidia<N>`. */
+export const DEVICE_NODE = new RegExp(`^(${FAMILIES.deviceNodes.join('|')})(\\d+)$`);
 
 /** Reads a sysfs hex id (`0x10de\n`); NaN when absent or unreadable. */
 async function readHex(path: string): Promise<number> {
@@ -100,7 +94,7 @@ function byNodeNumber(a: string, b: string): number {
 
 /** Scans PCI functions and device nodes. Absent directories read as empty. */
 export async function scanInventory(paths: InventoryPaths): Promise<Inventory> {
-  const inventory: Inventory = { huawei: [], nvidia: [], deviceNodes: [] };
+  const inventory = emptyInventory();
   for (const name of await entries(paths.sysPciDevices)) {
     const dir = join(paths.sysPciDevices, name);
     const [vendor, device, pciClass] = await Promise.all(
@@ -111,8 +105,7 @@ export async function scanInventory(paths: InventoryPaths): Promise<Inventory> {
     if (kind === null || busId === null || (await exists(join(dir, 'physfn')))) continue;
     inventory[kind].push(busId);
   }
-  inventory.huawei.sort();
-  inventory.nvidia.sort();
+  for (const vendor of FAMILIES.vendors) inventory[vendor].sort();
   inventory.deviceNodes = (await entries(paths.dev)).filter((n) => DEVICE_NODE.test(n)).sort(byNodeNumber);
   return inventory;
 }

@@ -23,6 +23,7 @@
  */
 import { payloadSchema, type AcceleratorFamily, type Payload } from '../../contracts/index.js';
 import { parseWith } from '../../core/errors.js';
+import { FAMILIES } from '../../families/index.js';
 import { ToolError } from '../../core/parsers/index.js';
 import { rejectOnAbort, type Clock, type Logger, type Registry } from '../../platform/index.js';
 import type { Collector, Reading } from '../collectors/index.js';
@@ -151,9 +152,9 @@ export function createProbe(
 
 /** A payload of `family` with no device: a liveness sample's (the controller reads none of a cached one). */
 export function emptyPayload(family: AcceleratorFamily): Payload {
-  if (family === 'nvidia') return { family, gpus: [] };
-  if (family === '310P') return { family, cards: [] };
-  return { family, npus: [] };
+  const descriptor = FAMILIES.get(family);
+  if (descriptor === undefined) throw new TypeError(`no family ${family}`);
+  return descriptor.emptyPayload() as Payload;
 }
 
 /** A run answered after its tick: LATE is what the tick got instead. */
@@ -356,7 +357,8 @@ class HardenedProbe implements Probe {
         'collector still failing: the last good sample is too old to resend; sending liveness only',
       );
     }
-    const family = good?.payload.family ?? this.#collector.family ?? '910B';
+    // The controllers read no device of a liveness sample: without a better one, any family does.
+    const family = good?.payload.family ?? this.#collector.family ?? FAMILIES.families[0].id;
     const liveness = { payload: emptyPayload(family), cached: true, collectedAt: this.#clock.now(), failure };
     this.#standIns.set(liveness, 'liveness');
     return liveness;

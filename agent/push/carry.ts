@@ -2,73 +2,46 @@
  * One-shot events of a snapshot the queue drops, carried into a later snapshot of the same
  * node so they are not lost. A metric sample can be dropped safely (the next one says the
  * same, or newer); an event cannot: an NVIDIA XID is reported once, in the snapshot taken
- * when the kernel logged it, and never again. The only one-shot data in hdc.health/v1 is a
- * GPU's `xid_events` (a payload-level `canary` is a state, resent every sample: nothing to carry).
+ * when the kernel logged it, and never again. Which data of a payload is one-shot is its
+ * family's to say (`oneShotEvents`: a GPU's `xid_events`; a payload-level `canary` is a state,
+ * resent every sample: nothing to carry).
  */
 import type { SnapshotInput } from '../../contracts/index.js';
+import { FAMILIES, MAX_XID_EVENTS, type OneShotEvents } from '../../families/index.js';
 
 /** Most XIDs one GPU may carry (the snapshot schema's bound). */
-export const MAX_XID_EVENTS = 1024;
+export { MAX_XID_EVENTS };
 
-type GpuInput = Extract<SnapshotInput['payload'], { family: 'nvidia' }>['gpus'][number];
-type XidInput = NonNullable<GpuInput['xid_events']>[number];
+type PayloadInput = SnapshotInput['payload'];
 
 /** What a carry did: the snapshot to queue instead of `into`, and the events it could not place. */
 export interface CarryResult {
   snapshot: SnapshotInput;
-  /** XIDs whose GPU the later snapshot does not list (lost, logged by the caller). */
+  /** Events whose device the later snapshot does not list (lost, logged by the caller). */
   unplaced: number;
+}
+
+/** The one-shot events of the payload's family; undefined when it has none. */
+function oneShotEventsOf(payload: PayloadInput): OneShotEvents<PayloadInput> | undefined {
+  return FAMILIES.get(payload.family)?.oneShotEvents;
 }
 
 /** How many events dropping `snapshot` would lose. */
 export function oneShotEventCount(snapshot: SnapshotInput): number {
-  const { payload } = snapshot;
-  return payload.family === 'nvidia' ? countXids(payload.gpus) : 0;
+  return oneShotEventsOf(snapshot.payload)?.count(snapshot.payload) ?? 0;
 }
 
 /**
- * `into` with the XIDs of `dropped` added to its GPUs (matched by bus id, else UUID, else
- * index), de-duplicated by (xid, at), the dropped ones first as they happened first; at most
- * MAX_XID_EVENTS per GPU, keeping the newest. `into` itself is not modified.
+ * `into` with the one-shot events of `dropped` added to the same devices (a GPU's XIDs: matched
+ * by bus id, else UUID, else index, de-duplicated by (xid, at), the dropped ones first as they
+ * happened first; at most MAX_XID_EVENTS per GPU, keeping the newest). `into` itself is not
+ * modified; an `into` of another family takes none of them.
  */
 export function carryOneShotEvents(dropped: SnapshotInput, into: SnapshotInput): CarryResult {
-  if (dropped.payload.family !== 'nvidia' || oneShotEventCount(dropped) === 0)
-    return { snapshot: into, unplaced: 0 };
-  if (into.payload.family !== 'nvidia') return { snapshot: into, unplaced: oneShotEventCount(dropped) };
-  const gpus = into.payload.gpus.map((gpu) => ({ ...gpu }));
-  let unplaced = 0;
-  for (const source of dropped.payload.gpus) {
-    const events = source.xid_events ?? [];
-    if (events.length === 0) continue;
-    const target = gpus.find((gpu) => sameGpu(source, gpu));
-    if (!target) {
-      unplaced += events.length;
-      continue;
-    }
-    target.xid_events = mergeXids(events, target.xid_events ?? []);
-  }
-  return { snapshot: { ...into, payload: { ...into.payload, gpus } }, unplaced };
-}
-
-/** The same physical GPU in two snapshots of one node. */
-function sameGpu(a: GpuInput, b: GpuInput): boolean {
-  if (a.bus_id && b.bus_id) return a.bus_id.toLowerCase() === b.bus_id.toLowerCase();
-  if (a.uuid && b.uuid) return a.uuid === b.uuid;
-  return a.index === b.index;
-}
-
-function mergeXids(earlier: readonly XidInput[], later: readonly XidInput[]): XidInput[] {
-  const seen = new Set<string>();
-  const merged: XidInput[] = [];
-  for (const event of [...earlier, ...later]) {
-    const key = `${event.xid}@${event.at ?? ''}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    merged.push(event);
-  }
-  return merged.slice(-MAX_XID_EVENTS);
-}
-
-function countXids(gpus: readonly GpuInput[]): number {
-  return gpus.reduce((sum, gpu) => sum + (gpu.xid_events?.length ?? 0), 0);
+  const events = oneShotEventsOf(dropped.payload);
+  const count = events?.count(dropped.payload) ?? 0;
+  if (events === undefined || count === 0) return { snapshot: into, unplaced: 0 };
+  if (into.payload.family !== dropped.payload.family) return { snapshot: into, unplaced: count };
+  const carried = events.carry(dropped.payload, into.payload);
+  return { snapshot: { ...into, payload: carried.payload }, unplaced: carried.unplaced };
 }

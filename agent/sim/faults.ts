@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { Fault, SimNode } from '../../core/sim/index.js';
+import { FAMILIES } from '../../families/index.js';
 
 /** The fault-injection API's path (api.ts; here so naming it does not load express). */
 export const SIM_FAULTS_PATH = '/v1/sim/faults';
@@ -96,7 +97,7 @@ export class FaultBoard {
           'device',
           `${this.#node.name} has no ${request.device} (it has ${known.join(', ')})`,
         );
-      if (request.kind === 'xid' && this.#node.family !== 'nvidia')
+      if (request.kind === 'xid' && FAMILIES.get(this.#node.family)?.sim.faults.xid !== true)
         throw new SimFaultError('kind', `xid needs a GPU node; ${this.#node.name} is ${this.#node.kind}`);
     } else if (request.device !== undefined) {
       throw new SimFaultError('device', `${request.kind} acts on the whole node; give no device`);

@@ -8,7 +8,7 @@
  * the same clock as the synthetic fleet.
  */
 import type { PublishedDevice } from '../../contracts/index.js';
-import type { SimKind } from '../../core/sim/index.js';
+import { simFaultSupport, type SimKind } from '../../core/sim/index.js';
 import { followFaultStream, type SeenEntry, faultHeaders, type DemoAgent } from '../../stack/index.js';
 import { createRandom } from './fleet.js';
 
@@ -115,7 +115,8 @@ export class ProbeAgents {
     const agent = this.#agents[this.#count % this.#agents.length]!;
     const devices = agent.node.devices.map((d) => d.id);
     const device = devices[Math.floor(this.#count / this.#agents.length) % devices.length]!;
-    const gpu = agent.node.family === 'nvidia';
+    // An XID where the family's devices report them (GPUs), else a link going down.
+    const gpu = simFaultSupport(agent.node).xid === true;
     this.#count++;
     this.faults.push({
       node: agent.node.name,

@@ -4,16 +4,16 @@
  * setting.
  */
 import { z } from 'zod';
+import { FAMILIES } from '../../families/index.js';
 import { parseConfigSection } from '../../platform/index.js';
 import { LabelSelectorError, parseLabelSelector } from './label-selector.js';
 
-/** The extended resources that make a node an accelerator node, unless configured otherwise. */
-export const DEFAULT_ACCELERATOR_RESOURCES = [
-  'huawei.com/Ascend910',
-  'huawei.com/Ascend310P',
-  'huawei.com/Ascend310',
-  'nvidia.com/gpu',
-] as const;
+/**
+ * The extended resources that make a node an accelerator node, unless configured otherwise:
+ * every family's device plugin resources (`huawei.com/Ascend910`, `huawei.com/Ascend310P`,
+ * `huawei.com/Ascend310`, `nvidia.com/gpu`).
+ */
+export const DEFAULT_ACCELERATOR_RESOURCES = FAMILIES.resourceNames;
 
 /** An extended resource name: `<DNS subdomain>/<name>` (the API's rule for them). */
 const RESOURCE_NAME =

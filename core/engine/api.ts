@@ -10,7 +10,6 @@
  * `Date.parse`, which drops every digit after the milliseconds.
  */
 import type {
-  AcceleratorFamily,
   DeviceStatus,
   PublishedDocument,
   PublishedNode,
@@ -150,8 +149,11 @@ export interface ReloadableEngine extends DetectionEngine {
 
 /** What `census` counts. */
 export interface EngineCensus {
-  /** Devices by family and published status (zero counts left out). */
-  devices: { family: AcceleratorFamily; status: DeviceStatus; count: number }[];
+  /**
+   * Devices by family (the id of the family whose payload listed them; UNKNOWN_FAMILY while
+   * seeded and not yet sampled) and published status (zero counts left out).
+   */
+  devices: { family: string; status: DeviceStatus; count: number }[];
   /** Observed nodes, and those agent-unreachable among them. */
   nodes: number;
   stale: number;

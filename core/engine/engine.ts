@@ -24,7 +24,6 @@
  */
 import {
   DEFAULT_RULES,
-  type AcceleratorFamily,
   type DeviceObservation,
   type DeviceStatus,
   type PublishedDevice,
@@ -33,6 +32,7 @@ import {
   type Rules,
   type Snapshot,
 } from '../../contracts/index.js';
+import { FAMILIES, UNKNOWN_FAMILY, type FamilyRegistry } from '../../families/index.js';
 import { devicesIn, normalise } from '../normalise.js';
 import type {
   EngineCensus,
@@ -98,6 +98,7 @@ const LEFT_OUT: DeviceObservation = Object.freeze({
   id: '',
   key: '',
   resource_id: '',
+  family: UNKNOWN_FAMILY,
   kind: 'npu',
   model: '',
   health: 'unknown',
@@ -117,9 +118,18 @@ const NO_TRANSITIONS: Transition[] = [];
 const TIMED_OVERLAYS = [AGENT_UNREACHABLE, COLLECTOR_ERROR] as const;
 type TimedOverlay = (typeof TIMED_OVERLAYS)[number];
 
+/** How an engine is made beside its rules. */
+export interface EngineOptions {
+  /** The reasons it raises (default: the product's table, reason-table.ts). */
+  reasons?: readonly ReasonEntry[];
+  /** The families whose payloads it reads (default: the product's FAMILIES). */
+  families?: Pick<FamilyRegistry, 'get'>;
+}
+
 class Engine implements ReloadableEngine {
   readonly #reasons: readonly ReasonEntry[];
   #c: Compiled;
+  readonly #families: Pick<FamilyRegistry, 'get'>;
   readonly #nodes = new Map<string, NodeState>();
   readonly #deadlines = new DeadlineQueue<NodeState>();
   #known = new Set<string>();
@@ -129,9 +139,10 @@ class Engine implements ReloadableEngine {
   /** The observed nodes that are not healthy but the last document rendered did not list. */
   #withheld: ReadonlyMap<string, Withheld> = new Map();
 
-  constructor(rules: Rules, reasons: readonly ReasonEntry[]) {
+  constructor(rules: Rules, reasons: readonly ReasonEntry[], families: Pick<FamilyRegistry, 'get'>) {
     this.#reasons = reasons;
     this.#c = compile(rules, reasons);
+    this.#families = families;
   }
 
   observe(snapshot: Snapshot, now: number): ObserveResult {
@@ -139,7 +150,7 @@ class Engine implements ReloadableEngine {
     if (t > now + this.#c.futureMs)
       return { accepted: false, dropped: 'future', transitions: NO_TRANSITIONS };
     // Refused before admission, so it takes no seq and keeps no node alive.
-    if (devicesIn(snapshot.payload) > this.#c.maxDevices)
+    if (devicesIn(snapshot.payload, this.#families) > this.#c.maxDevices)
       return { accepted: false, dropped: 'too-many-devices', transitions: NO_TRANSITIONS };
     const node = this.#node(snapshot.node);
     const verdict = admit(node.boot, snapshot.boot_id, snapshot.seq);
@@ -166,7 +177,7 @@ class Engine implements ReloadableEngine {
       stamp = Number.isNaN(node.lastT) || t > node.lastT ? t : node.lastT;
       node.lastT = stamp;
       this.#checkNode(node, snapshot);
-      this.#apply(node, normalise(snapshot), stamp);
+      this.#apply(node, normalise(snapshot, this.#families), stamp);
     }
     this.#arm(node);
     this.#publish(node, stamp, out);
@@ -339,7 +350,7 @@ class Engine implements ReloadableEngine {
   }
 
   census(): EngineCensus {
-    const counts = new Map<string, { family: AcceleratorFamily; status: DeviceStatus; count: number }>();
+    const counts = new Map<string, { family: string; status: DeviceStatus; count: number }>();
     let nodes = 0;
     let stale = 0;
     const observed = new Set<string>();
@@ -349,7 +360,7 @@ class Engine implements ReloadableEngine {
       observed.add(node.name);
       if ((node.overlays & AGENT_UNREACHABLE) !== 0) stale++;
       for (const d of node.devices.values()) {
-        const family = familyOf(d);
+        const family = d.family;
         const status = publishedStatus(d.state, node.overlays);
         const key = `${family}/${status}`;
         const entry = counts.get(key);
@@ -469,6 +480,7 @@ class Engine implements ReloadableEngine {
       } else {
         device.id = obs.id;
         device.resourceId = obs.resource_id;
+        device.family = obs.family;
         device.model = obs.model;
         if (device.epoch !== node.epoch) resetForBoot(device, node.epoch, obs);
       }
@@ -653,12 +665,6 @@ function remapDevice(device: DeviceState, from: ReasonTable, to: ReasonTable): v
   device.eventAt = at;
 }
 
-/** The accelerator family of a device, for metrics (resource names tell Ascend families apart). */
-function familyOf(device: DeviceState): AcceleratorFamily {
-  if (device.kind === 'gpu') return 'nvidia';
-  return device.resourceId.startsWith('Ascend310P') ? '310P' : '910B';
-}
-
 /** The bits among `within` whose names are listed. */
 function bitsNamed(table: ReasonTable, names: readonly string[], within: number): number {
   let mask = 0;
@@ -688,13 +694,7 @@ function seededObservation(
   };
 }
 
-/**
- * Creates an engine with `rules` (default: the contract's defaults) raising the reasons of
- * `reasons` (default: the product's table, reason-table.ts).
- */
-export function createEngine(
-  rules: Rules = DEFAULT_RULES,
-  reasons: readonly ReasonEntry[] = REASON_TABLE,
-): ReloadableEngine {
-  return new Engine(rules, reasons);
+/** Creates an engine with `rules` (default: the contract's defaults). */
+export function createEngine(rules: Rules = DEFAULT_RULES, options: EngineOptions = {}): ReloadableEngine {
+  return new Engine(rules, options.reasons ?? REASON_TABLE, options.families ?? FAMILIES);
 }

@@ -1,9 +1,9 @@
 /**
- * The detection engine's only public door (CONTRACT §2): `createEngine(rules?, reasons?)`
+ * The detection engine's only public door (CONTRACT §2): `createEngine(rules?, { reasons?, families? })`
  * and the interface it implements. See api.ts for the semantics of each method, and
  * reason-table.ts for the reasons it raises.
  */
-export { createEngine } from './engine.js';
+export { createEngine, type EngineOptions } from './engine.js';
 export {
   REASON_TABLE,
   type CheckContext,

@@ -65,7 +65,7 @@ function tracked(result: ReturnType<ReturnType<typeof createEngine>['explain']>)
 
 describe('a reason added as one table entry plus its check', () => {
   it('is evaluated, ordered in its place and published, by the engine the product builds', () => {
-    const engine = createEngine(DEFAULT_RULES, TABLE);
+    const engine = createEngine(DEFAULT_RULES, { reasons: TABLE });
     for (let i = 0; i <= 7; i++) {
       const npus = [{ npu: 0, temp: 90, power: 700 }, { npu: 1 }];
       engine.observe(npuSnapshot({ seq: i + 1, t: i * 10 }, npus), at(i * 10));
@@ -85,7 +85,7 @@ describe('a reason added as one table entry plus its check', () => {
   });
 
   it('is explained with its rule', () => {
-    const engine = createEngine(DEFAULT_RULES, TABLE);
+    const engine = createEngine(DEFAULT_RULES, { reasons: TABLE });
     engine.observe(npuSnapshot({ seq: 1, t: 0 }, [{ npu: 0, power: 700 }]), at(0));
     const [device] = tracked(engine.explain('node-a', 'npu0', at(0))).devices;
     expect(device?.active).toEqual([
@@ -97,7 +97,7 @@ describe('a reason added as one table entry plus its check', () => {
     const latched = [...DEFAULT_LATCHED, 'power-spike'];
     expect(rulesSchema.safeParse({ latched }).success).toBe(false);
     const rules = rulesSchemaFor(TABLE).parse({ latched });
-    const engine = createEngine(rules, TABLE);
+    const engine = createEngine(rules, { reasons: TABLE });
     engine.observe(npuSnapshot({ seq: 1, t: 0 }, [{ npu: 0, power: 700 }]), at(0));
     engine.observe(npuSnapshot({ seq: 2, t: 10 }, [{ npu: 0 }]), at(10));
     expect(engine.latched('node-a')).toEqual([
@@ -139,7 +139,7 @@ describe('a reason added as one table entry plus its check', () => {
   });
 
   it('as a node reason, holds the node’s devices unknown while its check does, and lifts with it', () => {
-    const engine = createEngine(DEFAULT_RULES, TABLE);
+    const engine = createEngine(DEFAULT_RULES, { reasons: TABLE });
     engine.observe(npuSnapshot({ seq: 1, t: 0 }, [{ npu: 0 }]), at(0));
     const failing = engine.observe(npuSnapshot({ seq: 2, t: 1, canaryFailures: 5 }, [{ npu: 0 }]), at(1));
     expect(failing.transitions).toEqual([

@@ -14,6 +14,8 @@ export interface DeviceState extends FsmState {
   readonly key: string;
   id: string;
   resourceId: string;
+  /** The family whose payload listed it (UNKNOWN_FAMILY while seeded and not yet sampled). */
+  family: string;
   kind: DeviceKind;
   model: string;
   /** The status last published (reported through transitions). */
@@ -115,6 +117,7 @@ export function newDevice(obs: DeviceObservation, t: number, epoch: number): Dev
     key: obs.key,
     id: obs.id,
     resourceId: obs.resource_id,
+    family: obs.family,
     kind: obs.kind,
     model: obs.model,
     published: 'unknown',

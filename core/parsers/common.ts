@@ -9,6 +9,7 @@
  * whitespace is trimmed and split with String methods, never with `\s+$`-style patterns.
  */
 import { READING_FIELDS, withinReadingBounds, type ReadingField } from '../../contracts/index.js';
+import { FAMILIES } from '../../families/index.js';
 import { NpuFaultError, ParseError, excerpt, quoted } from '../errors.js';
 
 /**
@@ -181,29 +182,11 @@ export function boundReading(
   return null;
 }
 
-/** The bounded readings of each kind of device, by their key path within it. */
-export const DEVICE_READINGS = {
-  npu910: [
-    'temp_c',
-    'power_w',
-    'aicore_pct',
-    'hbm.used_mb',
-    'hbm.total_mb',
-    'hbm.temp_c',
-    'hbm.ecc.single_bit',
-    'hbm.ecc.double_bit',
-  ],
-  card310: ['mcu_power_w'],
-  chip310: ['temperature', 'power_w', 'ddr.used_mb', 'ddr.total_mb', 'ddr.ecc_sbe', 'ddr.ecc_dbe'],
-  gpu: [
-    'temperature_gpu',
-    'power_draw_w',
-    'ecc_corrected_volatile',
-    'ecc_uncorrected_volatile',
-    'pcie_link_gen',
-    'pcie_link_width',
-  ],
-} as const satisfies Record<string, readonly ReadingField[]>;
+/**
+ * The bounded readings of each kind of device record (`npu910`, `card310`, `chip310`, `gpu`),
+ * by their key path within it: each family's own (families/<id>/schema.ts), from the registry.
+ */
+export const DEVICE_READINGS = FAMILIES.deviceReadings;
 
 /** Each field's key path split once: `hbm.ecc.single_bit` is ['hbm', 'ecc', 'single_bit']. */
 const FIELD_KEYS = new Map(

@@ -8,15 +8,16 @@
  * schema sees it, as the other tools' parsers read it: one glitching sensor makes one metric
  * unreadable, not the whole output refused.
  */
-import { snapshotSchema, payloadSchema, type Payload, type Snapshot } from '../../contracts/index.js';
-import { ParseError, excerpt, parseWith } from '../errors.js';
 import {
-  DEVICE_READINGS,
-  NotSnapshotError,
-  boundDeviceReadings,
-  type OnOutOfRange,
-  type ReadingOptions,
-} from './common.js';
+  snapshotSchema,
+  payloadSchema,
+  type Payload,
+  type ReadingField,
+  type Snapshot,
+} from '../../contracts/index.js';
+import { FAMILIES } from '../../families/index.js';
+import { ParseError, excerpt, parseWith } from '../errors.js';
+import { NotSnapshotError, boundDeviceReadings, type OnOutOfRange, type ReadingOptions } from './common.js';
 
 /** What `parse --from hdc` accepts, for error messages. */
 export const HDC_EXPECTED =
@@ -165,11 +166,6 @@ function isEnvelope(value: object): boolean {
   return 'schema' in value || 'payload' in value;
 }
 
-/** The items of `value` when it is an array, else none (the schema refuses it later). */
-function itemsOf(value: unknown): unknown[] {
-  return Array.isArray(value) ? value : [];
-}
-
 /** A field of `value` when it is an object. */
 function fieldOf(value: unknown, key: string): unknown {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
@@ -177,30 +173,16 @@ function fieldOf(value: unknown, key: string): unknown {
 
 /**
  * Sets every reading of a payload as JSON gave it (not yet validated) that is a number out of
- * range to null, telling `onOutOfRange`. A GPU every reading of which is then null, one or
- * more of them for being out of range, is marked `readable: false` (unless it says otherwise):
- * nothing of it could be read, which is not a GPU off the bus.
+ * range to null, telling `onOutOfRange`: each family walks its own device records
+ * (`boundJsonReadings`). A GPU every reading of which is then null, one or more of them for
+ * being out of range, is marked `readable: false` (unless it says otherwise): nothing of it
+ * could be read, which is not a GPU off the bus.
  */
 function boundPayloadReadings(payload: unknown, onOutOfRange?: OnOutOfRange): void {
-  const family = fieldOf(payload, 'family');
-  if (family === '910B')
-    for (const npu of itemsOf(fieldOf(payload, 'npus')))
-      boundDeviceReadings(npu, DEVICE_READINGS.npu910, onOutOfRange);
-  if (family === '310P')
-    for (const card of itemsOf(fieldOf(payload, 'cards'))) {
-      boundDeviceReadings(card, DEVICE_READINGS.card310, onOutOfRange);
-      for (const chip of itemsOf(fieldOf(card, 'chips')))
-        boundDeviceReadings(chip, DEVICE_READINGS.chip310, onOutOfRange);
-    }
-  if (family === 'nvidia')
-    for (const gpu of itemsOf(fieldOf(payload, 'gpus'))) {
-      const nulled = boundDeviceReadings(gpu, DEVICE_READINGS.gpu, onOutOfRange);
-      if (nulled === 0) continue;
-      // Only an object holds a number to set to null: `gpu` is one here.
-      const fields = gpu as Record<string, unknown>;
-      const nothingRead = DEVICE_READINGS.gpu.every((field) => (fields[field] ?? null) === null);
-      if (nothingRead && fields.readable === undefined && fields.present !== false) fields.readable = false;
-    }
+  const family = FAMILIES.get(fieldOf(payload, 'family'));
+  family?.boundJsonReadings(payload as Record<string, unknown>, (device, fields) =>
+    boundDeviceReadings(device, fields as readonly ReadingField[], onOutOfRange),
+  );
 }
 
 /**

@@ -3,6 +3,7 @@
  * trace's start. Each fault says what a real tool would print while it lasts; deciding what
  * that means (degraded? failed? which reason?) is the engine's job, never the simulator's.
  */
+import { FAMILIES, type SimFaultSupport } from '../../families/index.js';
 import { NpuFaultError } from '../errors.js';
 import type { SimDevice, SimNode } from './fleet.js';
 
@@ -137,6 +138,13 @@ function defaultEnd(fault: Fault): number {
   }
 }
 
+/** The faults the node's family can show (families/<id>/sim.ts). */
+export function simFaultSupport(node: SimNode): SimFaultSupport {
+  const family = FAMILIES.get(node.family);
+  if (family === undefined) throw new NpuFaultError('sim_config', `${node.name}: no family ${node.family}`);
+  return family.sim.faults;
+}
+
 function targetsOf(fault: Fault, node: SimNode): number[] {
   if (!('device' in fault)) return [];
   const index = node.devices.findIndex((d) => d.id === fault.device);
@@ -147,15 +155,16 @@ function targetsOf(fault: Fault, node: SimNode): number[] {
       `fault ${fault.kind}: node ${node.name} has no device ${fault.device}`,
     );
   }
-  if (fault.kind === 'link-down' && node.family === '310P') {
-    // The link is the card's: every chip on the card goes with it.
+  const support = simFaultSupport(node);
+  if (fault.kind === 'link-down' && support.linkDown === 'slot') {
+    // The link is the slot's (a 310P card's): every chip on it goes with it.
     return node.devices.flatMap((d: SimDevice, i) => (d.slot === device.slot ? [i] : []));
   }
-  if (fault.kind === 'xid' && node.family !== 'nvidia') {
-    throw new NpuFaultError('sim_config', `fault xid: ${node.name} is not a GPU node`);
+  if (fault.kind === 'xid' && support.xid !== true) {
+    throw new NpuFaultError('sim_config', `fault xid: ${node.name} ${support.xid}`);
   }
-  if (fault.kind === 'health' && node.family === 'nvidia') {
-    throw new NpuFaultError('sim_config', `fault health: nvidia-smi reports no health for ${fault.device}`);
+  if (fault.kind === 'health' && support.health !== true) {
+    throw new NpuFaultError('sim_config', `fault health: ${support.health} for ${fault.device}`);
   }
   return [index];
 }

@@ -9,15 +9,8 @@
  * phase within the second with a few ms of jitter; each agent has its own boot_id and seq
  * (seq does not start at 1: the agents have been up for a while before the trace starts).
  */
-import {
-  SNAPSHOT_SCHEMA,
-  type Card310,
-  type Chip310,
-  type Gpu,
-  type Npu910,
-  type Payload,
-  type Snapshot,
-} from '../../contracts/index.js';
+import { SNAPSHOT_SCHEMA, type Payload, type Snapshot } from '../../contracts/index.js';
+import { FAMILIES, type SimEffects } from '../../families/index.js';
 import { NpuFaultError } from '../errors.js';
 import { activeAt, resolveFaults, type Fault, type ResolvedFault } from './faults.js';
 import { roundRobinFleet, type SimDevice, type SimNode } from './fleet.js';
@@ -57,15 +50,7 @@ export interface Delivery {
 }
 
 /** What the faults of one node do to one device in one second. */
-interface Effects {
-  temp: number | null;
-  linkDown: boolean;
-  powerLost: boolean;
-  vanish: 'omitted' | 'absent' | null;
-  health: string | null;
-  codes: string[];
-  xids: Array<{ xid: number; at: string }>;
-}
+type Effects = SimEffects;
 
 /** Per-node state carried from one second to the next. */
 export interface NodeState {
@@ -86,7 +71,6 @@ export interface NodeState {
   xidAt: Map<string, string>;
 }
 
-const round1 = (x: number): number => Math.round(x * 10) / 10;
 const clamp01 = (x: number): number => (x < 0 ? 0 : x > 1 ? 1 : x);
 
 /** Reads an epoch-ms or ISO start. */
@@ -206,155 +190,26 @@ function applyDeviceFault(fault: ResolvedFault, { i, e, state, s, normal }: Targ
   }
 }
 
-// Builders list fields in the schema's order, so a trace dumped as JSON reads like the tool.
-function npu910(
-  d: SimDevice,
-  i: number,
-  e: Effects,
-  st: NodeState,
-  sample: { load: number; temp: number },
-): Npu910 {
-  const absent = e.vanish === 'absent';
-  const p = d.profile;
-  const power =
-    absent || e.powerLost || !d.reportsPower
-      ? null
-      : round1(p.idlePower + p.powerPerLoad * sample.load + st.rng.normal(0, 2));
-  return {
-    npu: d.slot,
-    chip: d.chip,
-    phy_id: d.phyId,
-    name: d.model,
-    health: absent ? 'UNKNOWN' : (e.health ?? 'OK'),
-    temp_c: absent ? null : round1(sample.temp),
-    power_w: power,
-    aicore_pct: absent ? null : Math.round(sample.load * 100),
-    hbm: absent
-      ? { used_mb: null, total_mb: null, temp_c: null, ecc: { single_bit: null, double_bit: null } }
-      : {
-          used_mb: Math.round(3000 + sample.load * 52000),
-          total_mb: p.memTotalMb,
-          temp_c: round1(sample.temp - 5 + st.rng.normal(0, 0.3)),
-          ecc: { single_bit: st.corrected[i] ?? 0, double_bit: st.uncorrected[i] ?? 0 },
-        },
-    pcie: { bus_id: d.busId, link: absent ? null : e.linkDown ? 'down' : 'up' },
-    error_codes: e.codes,
-    present: !absent,
-  };
-}
-
-function chip310(
-  d: SimDevice,
-  i: number,
-  e: Effects,
-  st: NodeState,
-  sample: { load: number; temp: number },
-): Chip310 {
-  const absent = e.vanish === 'absent';
-  return {
-    chip: d.chip,
-    device_id: d.deviceId ?? i,
-    health: absent ? 'UNKNOWN' : (e.health ?? 'OK'),
-    temperature: absent ? null : Math.round(sample.temp),
-    // 310P chips print NA for power: only the card's MCU reads it.
-    power_w: null,
-    ddr: absent
-      ? { used_mb: null, total_mb: null, ecc_sbe: null, ecc_dbe: null }
-      : {
-          used_mb: Math.round(1000 + sample.load * 20000),
-          total_mb: d.profile.memTotalMb,
-          ecc_sbe: st.corrected[i] ?? 0,
-          ecc_dbe: st.uncorrected[i] ?? 0,
-        },
-    error_codes: e.codes,
-    present: !absent,
-  };
-}
-
-function gpu(
-  d: SimDevice,
-  i: number,
-  e: Effects,
-  st: NodeState,
-  sample: { load: number; temp: number },
-): Gpu {
-  // A GPU off the bus prints ERR! / "[GPU requires reset]" for every field: null metrics.
-  const off = e.vanish === 'absent' || e.linkDown;
-  const p = d.profile;
-  return {
-    index: d.slot,
-    uuid: d.uuid,
-    bus_id: d.busId,
-    name: d.model,
-    temperature_gpu: off ? null : Math.round(sample.temp),
-    power_draw_w: off ? null : round1(p.idlePower + p.powerPerLoad * sample.load + st.rng.normal(0, 4)),
-    ecc_corrected_volatile: off ? null : (st.corrected[i] ?? 0),
-    ecc_uncorrected_volatile: off ? null : (st.uncorrected[i] ?? 0),
-    pcie_link_gen: off ? null : 5,
-    pcie_link_width: off ? null : 16,
-    xid_events: e.xids,
-    present: e.vanish !== 'absent',
-  };
-}
-
+/**
+ * What the node's tool prints this second: its family's payload (families/<id>/sim.ts) of
+ * every device, with its effects, sample and counters.
+ */
 function payloadFor(
   node: SimNode,
   st: NodeState,
   effects: readonly Effects[],
   samples: ReadonlyArray<{ load: number; temp: number }>,
 ): Payload {
-  const keep = (i: number): boolean => effects[i]?.vanish !== 'omitted';
-  const e = (i: number): Effects => effects[i] ?? noEffects();
-  const sample = (i: number): { load: number; temp: number } => samples[i] ?? { load: 0, temp: 40 };
-  if (node.family === '910B') {
-    const npus = node.devices.flatMap((d, i) => (keep(i) ? [npu910(d, i, e(i), st, sample(i))] : []));
-    return { family: '910B', driver_version: node.driverVersion, npus };
-  }
-  if (node.family === 'nvidia') {
-    const gpus = node.devices.flatMap((d, i) => (keep(i) ? [gpu(d, i, e(i), st, sample(i))] : []));
-    return { family: 'nvidia', driver_version: node.driverVersion, gpus };
-  }
-  return { family: '310P', driver_version: node.driverVersion, cards: cards310(node, st, effects, samples) };
-}
-
-function cards310(
-  node: SimNode,
-  st: NodeState,
-  effects: readonly Effects[],
-  samples: ReadonlyArray<{ load: number; temp: number }>,
-): Card310[] {
-  const cards = new Map<number, { devices: Array<{ d: SimDevice; i: number }> }>();
-  node.devices.forEach((d, i) => {
-    const card = cards.get(d.slot) ?? { devices: [] };
-    card.devices.push({ d, i });
-    cards.set(d.slot, card);
-  });
-  const out: Card310[] = [];
-  for (const [slot, card] of cards) {
-    const shown = card.devices.filter(({ i }) => effects[i]?.vanish !== 'omitted');
-    if (shown.length === 0) continue;
-    const first = card.devices[0];
-    if (!first) continue;
-    const fx = effects[first.i] ?? noEffects();
-    const chips = shown.map(({ d, i }) =>
-      chip310(d, i, effects[i] ?? noEffects(), st, samples[i] ?? { load: 0, temp: 40 }),
-    );
-    // The card's MCU reads the board's power for both chips; the chips themselves print NA.
-    const mcu = card.devices.reduce(
-      (w, { d, i }) => w + d.profile.idlePower + d.profile.powerPerLoad * (samples[i]?.load ?? 0),
-      8,
-    );
-    const allAbsent = shown.every(({ i }) => effects[i]?.vanish === 'absent');
-    out.push({
-      card: slot + 1,
-      name: first.d.model,
-      bus_id: first.d.busId,
-      pcie_link: fx.linkDown ? 0 : 1,
-      mcu_power_w: fx.powerLost || allAbsent ? null : round1(mcu + st.rng.normal(0, 0.8)),
-      chips,
-    });
-  }
-  return out;
+  const family = FAMILIES.get(node.family);
+  if (family === undefined) throw new NpuFaultError('sim_config', `${node.name}: no family ${node.family}`);
+  const seconds = node.devices.map((device, i) => ({
+    device,
+    effects: effects[i] ?? noEffects(),
+    sample: samples[i] ?? { load: 0, temp: 40 },
+    corrected: st.corrected[i] ?? 0,
+    uncorrected: st.uncorrected[i] ?? 0,
+  }));
+  return family.sim.payload(node.driverVersion, seconds, st.rng) as Payload;
 }
 
 /** A node's state before its first second (its random stream is keyed by seed and name). */

@@ -18,7 +18,7 @@ export {
   type SimKind,
   type SimNode,
 } from './fleet.js';
-export type { DeviceFaultKind, Fault } from './faults.js';
+export { simFaultSupport, type DeviceFaultKind, type Fault } from './faults.js';
 export {
   DEFAULT_START,
   deliver,

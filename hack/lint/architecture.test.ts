@@ -57,6 +57,27 @@ describe('eslint.config.js guards the architecture', () => {
       "import * as k8s from '@kubernetes/client-node';\nexport const x = k8s;\n",
       'no-restricted-imports',
     ],
+    [
+      'families/nvidia/normalise.ts',
+      "import { normalise } from '../../core/normalise.js';\nexport const x = normalise;\n",
+      'no-restricted-imports',
+    ],
+    [
+      'families/nvidia/normalise.ts',
+      "import { snapshotSchema } from '../../contracts/index.js';\nexport const x = snapshotSchema;\n",
+      '@typescript-eslint/no-restricted-imports',
+    ],
+    [
+      'contracts/fields/text.ts',
+      "import { snapshotSchema } from '../snapshot.js';\nexport const x = snapshotSchema;\n",
+      'no-restricted-imports',
+    ],
+    [
+      'consumer/follower.ts',
+      "import { FAMILIES } from '../families/index.js';\nexport const x = FAMILIES;\n",
+      'no-restricted-imports',
+    ],
+    ['families/nvidia/normalise.ts', 'export const now = Date.now();\n', 'no-restricted-properties'],
     ['core/normalise.ts', 'export const now = Date.now();\n', 'no-restricted-properties'],
     ['core/normalise.ts', 'export const now = new Date();\n', 'no-restricted-syntax'],
     ['core/normalise.ts', 'export const env = process.env;\n', 'no-restricted-globals'],
@@ -116,6 +137,12 @@ describe('eslint.config.js guards the architecture', () => {
     const setup =
       "import { kubeConfigWithToken } from '../../stack/index.js';\nexport const x = kubeConfigWithToken;\n";
     expect(await rulesHit('test/setup/cluster.ts', setup)).toEqual([]);
+  });
+
+  it('lets a family take contracts/ types and the snapshot’s building blocks', async () => {
+    const code =
+      "import type { DeviceObservation } from '../../contracts/index.js';\nimport { plain } from '../../contracts/fields/index.js';\nexport const x: DeviceObservation[] = [];\nexport const y = plain;\n";
+    expect(await rulesHit('families/nvidia/normalise.ts', code)).toEqual([]);
   });
 
   it('lets the outer layers use platform and core through their doors', async () => {
