@@ -43,6 +43,7 @@ import {
 import { createSender, type Sender } from './push/index.js';
 import { createSampler, type Sampler } from './sampler/index.js';
 import { FaultBoard, SIM_FAULTS_PATH, loadSimNode } from './sim/index.js';
+import { createDeviceMetrics, deviceTelemetry } from './telemetry/index.js';
 
 /** Device node names the watcher follows: each family's (`davinci<N>`, `nvidia<N>`). */
 const DEVICE_NODE = new RegExp(`^(${FAMILIES.deviceNodes.map((prefix) => `${prefix}\\d+`).join('|')})$`);
@@ -237,6 +238,10 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
       ),
     );
   }
+
+  // Each device's readings and published status on /metrics: one target per node, as the
+  // exporters (npu-exporter, dcgm-exporter) users already scrape.
+  createDeviceMetrics(registry, () => deviceTelemetry(config.node, lastSnapshot, feed.current()));
 
   const localApp = createLocalApp(
     {

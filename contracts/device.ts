@@ -37,6 +37,9 @@ export const deviceObservationSchema = z.object({
   health: z.string(),
   temperature_c: z.number().nullable(),
   power_w: z.number().nullable(),
+  /** Device memory (HBM on a 910B, DDR on a 310P chip) in use and in all, MB as the tools print them; null where the tool does not say (nvidia-smi's query today). */
+  memory_used_mb: z.number().nullable(),
+  memory_total_mb: z.number().nullable(),
   /** Cumulative ECC errors of every kind since driver load. */
   ecc_errors: z.number().nullable(),
   /** Cumulative uncorrectable (double-bit) ECC errors since driver load. */

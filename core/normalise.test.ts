@@ -42,6 +42,8 @@ describe('normalise', () => {
       health: 'ok',
       temperature_c: 52.5,
       power_w: 181.4,
+      memory_used_mb: 20480,
+      memory_total_mb: 65536,
       ecc_errors: 0,
       ecc_uncorrectable: 0,
       pcie_link_status: 'up',

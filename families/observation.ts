@@ -38,6 +38,8 @@ export function unreadable(device: DeviceObservation): DeviceObservation {
   device.health = 'unknown';
   device.temperature_c = null;
   device.power_w = null;
+  device.memory_used_mb = null;
+  device.memory_total_mb = null;
   device.ecc_errors = null;
   device.ecc_uncorrectable = null;
   device.pcie_link_status = null;

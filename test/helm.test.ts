@@ -122,7 +122,7 @@ describe('charts/npu-fault renders k8s/', () => {
     expect(differences(chart, [...kustomize, certificate])).toEqual([]);
   });
 
-  it('renders k8s/monitoring with monitoring on; the PodMonitors are the chart’s own', async () => {
+  it('renders k8s/monitoring with monitoring on, PodMonitors included', async () => {
     const [chart, kustomize] = await Promise.all([
       template({
         'monitoring.serviceMonitor.enabled': 'true',
@@ -134,15 +134,10 @@ describe('charts/npu-fault renders k8s/', () => {
     ]);
     const podMonitors = chart.filter((o) => o.kind === 'PodMonitor');
     expect(podMonitors.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort()).toEqual([
+      'ai-infra/npu-fault-agent',
       'ai-infra/npu-fault-function',
-      'npu-fault-agent/npu-fault-agent',
     ]);
-    expect(
-      differences(
-        chart.filter((o) => o.kind !== 'PodMonitor'),
-        kustomize,
-      ),
-    ).toEqual([]);
+    expect(differences(chart, kustomize)).toEqual([]);
   });
 
   it('renders the Knative overlay in place of the Deployment, Service and HPA with function.mode=knative', async () => {

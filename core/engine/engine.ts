@@ -104,6 +104,8 @@ const LEFT_OUT: DeviceObservation = Object.freeze({
   health: 'unknown',
   temperature_c: null,
   power_w: null,
+  memory_used_mb: null,
+  memory_total_mb: null,
   ecc_errors: null,
   ecc_uncorrectable: null,
   pcie_link_status: null,

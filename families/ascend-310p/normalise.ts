@@ -48,6 +48,8 @@ function fromReadableChip310(card: Card310, chip: Chip310): DeviceObservation {
     health: lowerHealth(chip.health),
     temperature_c: chip.temperature,
     power_w: chip.power_w ?? cardPower,
+    memory_used_mb: chip.ddr.used_mb,
+    memory_total_mb: chip.ddr.total_mb,
     ecc_errors: sum(chip.ddr.ecc_sbe, chip.ddr.ecc_dbe),
     ecc_uncorrectable: chip.ddr.ecc_dbe,
     pcie_link_status: card.pcie_link === null ? null : card.pcie_link === 1 ? 'up' : 'down',

@@ -27,6 +27,8 @@ function fromReadableNpu910(npu: Npu910): DeviceObservation {
     health: lowerHealth(npu.health),
     temperature_c: npu.temp_c,
     power_w: npu.power_w,
+    memory_used_mb: npu.hbm.used_mb,
+    memory_total_mb: npu.hbm.total_mb,
     ecc_errors: sum(ecc.single_bit, ecc.double_bit),
     ecc_uncorrectable: ecc.double_bit,
     pcie_link_status: npu.pcie.link,

@@ -35,6 +35,8 @@ function fromReadableGpu(gpu: Gpu): DeviceObservation {
     health: 'unknown',
     temperature_c: gpu.temperature_gpu,
     power_w: gpu.power_draw_w,
+    memory_used_mb: null,
+    memory_total_mb: null,
     ecc_errors: sum(gpu.ecc_corrected_volatile, gpu.ecc_uncorrected_volatile),
     ecc_uncorrectable: gpu.ecc_uncorrected_volatile,
     // A GPU the agent lists as absent has no link to speak of: device-missing, not npu-offline.

@@ -102,6 +102,8 @@ export const toy = defineFamily({
         health: 'unknown',
         temperature_c: chip.toy_temp_c,
         power_w: chip.toy_power_w,
+        memory_used_mb: null,
+        memory_total_mb: null,
         ecc_errors: null,
         ecc_uncorrectable: null,
         pcie_link_status: chip.link,
