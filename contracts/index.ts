@@ -7,7 +7,7 @@
  * (published-health.ts); and the hot path's reader of valid snapshots, held to the snapshot
  * schema's result (snapshot-fast-path.ts). JSON Schemas of the same, for other languages, are in json-schema/.
  * The controller's marks on Nodes and ConfigMaps that operators and the CLI read or write:
- * clear-annotation.ts, remediation-record.ts, remediation-breaker.ts.
+ * clear-annotation.ts, latched-annotation.ts, remediation-record.ts, remediation-breaker.ts.
  */
 export * from './agent-local.js';
 export * from './clear-annotation.js';
@@ -15,6 +15,7 @@ export * from './decoded.js';
 export * from './device.js';
 export * from './explain.js';
 export * from './ingest.js';
+export * from './latched-annotation.js';
 export * from './observations.js';
 export * from './published.js';
 export * from './published-health.js';

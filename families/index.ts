@@ -65,4 +65,11 @@ export {
   type Chip310,
 } from './ascend-310p/index.js';
 export { ascend910B, npu910Schema, payload910Schema, type Npu910 } from './ascend-910b/index.js';
-export { MAX_XID_EVENTS, nvidia, gpuSchema, payloadNvidiaSchema, type Gpu } from './nvidia/index.js';
+export {
+  MAX_XID_EVENTS,
+  emptyGpu,
+  nvidia,
+  gpuSchema,
+  payloadNvidiaSchema,
+  type Gpu,
+} from './nvidia/index.js';

@@ -187,6 +187,27 @@ describe('runAll', () => {
     expect(states(result)).toEqual({ bad: 'failed' });
   });
 
+  it('starts the runnables after one that throws at once already told to stop', async () => {
+    const { log } = memoryLog();
+    const throws: Runnable = {
+      name: 'bad',
+      start: () => {
+        throw new TypeError('bug');
+      },
+    };
+    const checksAtStart: Runnable = {
+      name: 'late',
+      start: (signal) => (signal.aborted ? Promise.resolve() : new Promise<void>(() => undefined)),
+    };
+    const result = await runAll([throws, checksAtStart], {
+      signal: new AbortController().signal,
+      gracePeriodMs: 10,
+      log,
+      clock: new FakeClock(),
+    });
+    expect(states(result)).toEqual({ bad: 'failed', late: 'stopped' });
+  });
+
   it.each([
     ['duplicate names', [untilAborted('x'), untilAborted('x')], 'runAll: two runnables are named "x"'],
     ['an empty group', [], 'runAll: nothing to run'],

@@ -10,9 +10,9 @@
  * The group stops as a whole: on SIGTERM/SIGINT, or as soon as any member fails or returns
  * on its own (a component missing a part is broken; exiting lets Kubernetes restart it).
  */
-import { systemClock, type Clock } from './clock.js';
-import { describeError } from './errors.js';
+import type { Clock } from './clock.js';
 import type { Logger } from './logger.js';
+import { runGroupsAs } from './start-groups.js';
 
 /** A long-running part of a component (a server, a watch, a loop). */
 export interface Runnable {
@@ -65,57 +65,12 @@ export interface RunResult {
  * When `signal` has already aborted, nothing is started.
  */
 export async function runAll(runnables: readonly Runnable[], options: RunOptions): Promise<RunResult> {
-  assertUniqueNames(runnables);
-  const { log, gracePeriodMs } = options;
-  const clock = options.clock ?? systemClock;
-  const stop = new AbortController();
-  let trigger: RunResult['trigger'] = 'signal';
-  const requestStop = (why: RunResult['trigger'], reason: unknown): void => {
-    if (stop.signal.aborted) return;
-    trigger = why;
-    stop.abort(reason);
-  };
-  if (options.signal.aborted) {
-    log.info({ reason: describeError(options.signal.reason) }, 'stopped before starting');
-    return {
-      trigger: 'signal',
-      outcomes: runnables.map(({ name }) => ({ name, state: 'stopped' })),
-      notStopped: [],
-      exitCode: 0,
-    };
-  }
-  const onSignal = (): void => requestStop('signal', options.signal.reason);
-  options.signal.addEventListener('abort', onSignal, { once: true });
-
-  const outcomes = new Map<string, RunnableOutcome>();
-  const finished = runnables.map(async (runnable) => {
-    try {
-      await runnable.start(stop.signal);
-      const state = stop.signal.aborted ? 'stopped' : 'exited';
-      outcomes.set(runnable.name, { name: runnable.name, state });
-      if (state === 'exited') log.error({ runnable: runnable.name }, 'runnable ended on its own; stopping');
-      requestStop('exit', new Error(`${runnable.name} ended on its own`));
-    } catch (error) {
-      outcomes.set(runnable.name, { name: runnable.name, state: 'failed', error });
-      log.error({ runnable: runnable.name, err: error }, 'runnable failed; stopping');
-      requestStop('failure', error);
-    }
-  });
-  const allFinished = Promise.all(finished);
-
-  await Promise.race([allFinished, aborted(stop.signal)]);
-  options.signal.removeEventListener('abort', onSignal);
-  log.info({ trigger, reason: describeError(stop.signal.reason), gracePeriodMs }, 'stopping');
-  await withinGrace(allFinished, gracePeriodMs, clock);
-
-  const notStopped = runnables.filter((r) => !outcomes.has(r.name)).map((r) => r.name);
-  for (const name of notStopped) outcomes.set(name, { name, state: 'timed-out' });
-  if (notStopped.length > 0)
-    log.error({ notStopped, gracePeriodMs }, 'runnables did not stop within the grace period');
-  const ordered = runnables.map((r) => outcomes.get(r.name) as RunnableOutcome);
-  const clean = trigger === 'signal' && ordered.every((o) => o.state === 'stopped');
-  log.info({ exitCode: clean ? 0 : 1 }, 'stopped');
-  return { trigger, outcomes: ordered, notStopped, exitCode: clean ? 0 : 1 };
+  const result = await runGroupsAs('runAll', [{ name: 'all', runnables }], options);
+  // Its one group goes unstarted only when the signal had already aborted: runAll reports 'stopped'.
+  const outcomes = result.outcomes.map((o): RunnableOutcome =>
+    o.state === 'not-started' ? { name: o.name, state: 'stopped' } : o,
+  );
+  return { ...result, outcomes };
 }
 
 /** The minimal process surface onTerminationSignals needs (injectable for tests). */
@@ -143,28 +98,4 @@ export function onTerminationSignals(
     return [name, listener] as const;
   });
   return controller.signal;
-}
-
-/** Resolves when `done` settles or `ms` pass, whichever is first; never leaves a timer behind. */
-async function withinGrace(done: Promise<unknown>, ms: number, clock: Clock): Promise<void> {
-  const timer = new AbortController();
-  const expired = clock.sleep(ms, timer.signal).catch(() => undefined);
-  await Promise.race([done, expired]);
-  timer.abort();
-}
-
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-}
-
-function assertUniqueNames(runnables: readonly Runnable[]): void {
-  if (runnables.length === 0) throw new RangeError('runAll: nothing to run');
-  const seen = new Set<string>();
-  for (const { name } of runnables) {
-    if (seen.has(name)) throw new RangeError(`runAll: two runnables are named "${name}"`);
-    seen.add(name);
-  }
 }

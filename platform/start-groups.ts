@@ -44,11 +44,11 @@ export interface GroupsResult extends Omit<RunResult, 'outcomes'> {
   outcomes: GroupOutcome[];
 }
 
-/** A started group. */
+/** A started group; `runs` fills as its runnables start. */
 interface Started {
   readonly group: StartGroup;
   readonly stop: AbortController;
-  readonly finished: Promise<void>;
+  readonly runs: Promise<void>[];
 }
 
 /**
@@ -57,9 +57,18 @@ interface Started {
  * signal with every started runnable stopped in time. When the signal has already aborted,
  * nothing is started.
  */
-export async function runGroups(groups: readonly StartGroup[], options: RunOptions): Promise<GroupsResult> {
+export function runGroups(groups: readonly StartGroup[], options: RunOptions): Promise<GroupsResult> {
+  return runGroupsAs('runGroups', groups, options);
+}
+
+/** runGroups naming `caller` in its errors (runAll runs its runnables as one group). */
+export async function runGroupsAs(
+  caller: string,
+  groups: readonly StartGroup[],
+  options: RunOptions,
+): Promise<GroupsResult> {
   const runnables = groups.flatMap((group) => group.runnables);
-  assertUniqueNames(groups, runnables);
+  assertUniqueNames(caller, groups, runnables);
   const { log, gracePeriodMs } = options;
   const clock = options.clock ?? systemClock;
   if (options.signal.aborted) {
@@ -72,11 +81,14 @@ export async function runGroups(groups: readonly StartGroup[], options: RunOptio
     };
   }
   const stopping = new AbortController();
+  const started: Started[] = [];
   let trigger: GroupsResult['trigger'] = 'signal';
   const requestStop = (why: GroupsResult['trigger'], reason: unknown): void => {
     if (stopping.signal.aborted) return;
     trigger = why;
     stopping.abort(reason);
+    // The newest group stops first anyway; telling it at once keeps runAll's one group told in step.
+    started.at(-1)?.stop.abort(reason);
   };
   const onSignal = (): void => requestStop('signal', options.signal.reason);
   options.signal.addEventListener('abort', onSignal, { once: true });
@@ -96,12 +108,12 @@ export async function runGroups(groups: readonly StartGroup[], options: RunOptio
     }
   };
 
-  const started: Started[] = [];
   for (const group of groups) {
     if (stopping.signal.aborted) break;
-    const stop = new AbortController();
-    const finished = Promise.all(group.runnables.map((runnable) => run(runnable, stop.signal)));
-    started.push({ group, stop, finished: finished.then(() => undefined) });
+    // Listed before its runnables start, so a start that throws at once stops this group too.
+    const entry: Started = { group, stop: new AbortController(), runs: [] };
+    started.push(entry);
+    for (const runnable of group.runnables) entry.runs.push(run(runnable, entry.stop.signal));
     log.debug({ group: group.name }, 'group started');
     if (!group.ready) continue;
     try {
@@ -120,9 +132,9 @@ export async function runGroups(groups: readonly StartGroup[], options: RunOptio
     () => 'expired' as const,
     () => 'expired' as const,
   );
-  for (const { group, stop, finished } of [...started].reverse()) {
+  for (const { group, stop, runs } of [...started].reverse()) {
     stop.abort(stopping.signal.reason);
-    const first = await Promise.race([finished.then(() => 'stopped' as const), expired]);
+    const first = await Promise.race([Promise.all(runs).then(() => 'stopped' as const), expired]);
     if (first === 'expired') break;
     log.debug({ group: group.name }, 'group stopped');
   }
@@ -151,15 +163,19 @@ function aborted(signal: AbortSignal): Promise<void> {
   });
 }
 
-function assertUniqueNames(groups: readonly StartGroup[], runnables: readonly Runnable[]): void {
-  if (runnables.length === 0) throw new RangeError('runGroups: nothing to run');
+function assertUniqueNames(
+  caller: string,
+  groups: readonly StartGroup[],
+  runnables: readonly Runnable[],
+): void {
+  if (runnables.length === 0) throw new RangeError(`${caller}: nothing to run`);
   for (const [kind, names] of [
     ['groups', groups.map((g) => g.name)],
     ['runnables', runnables.map((r) => r.name)],
   ] as const) {
     const seen = new Set<string>();
     for (const name of names) {
-      if (seen.has(name)) throw new RangeError(`runGroups: two ${kind} are named "${name}"`);
+      if (seen.has(name)) throw new RangeError(`${caller}: two ${kind} are named "${name}"`);
       seen.add(name);
     }
   }

@@ -2,13 +2,15 @@
  * The monitoring of npu-fault works before anyone installs it: k8s/monitoring/ renders, its
  * alert rules pass `promtool check rules` and the promtool unit tests in
  * k8s/monitoring/tests/ (which are shown to fail when an alert never or always fires), every
- * rule and dashboard query is valid PromQL naming only metrics the components export, the
- * scrape reaches the controller's metrics port, and a real controller exposition passes
- * `promtool check metrics`.
+ * rule and dashboard query is valid PromQL, the scrape reaches the controller's metrics port,
+ * and a real controller exposition passes `promtool check metrics`. That every name a rule or
+ * panel selects is exported by a running component is test/alerts-prometheus.test.ts's check,
+ * on the real processes' /metrics.
  *
  * promtool is found or built (once, minutes on a cold machine) by hack/build-promtool.sh.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { deviceMetricNames } from '../agent/telemetry/index.js';
 import { createRemediationMetrics } from '../controller/remediation/index.js';
 import type * as k8s from '@kubernetes/client-node';
 import { execFile } from 'node:child_process';
@@ -28,37 +30,6 @@ const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const monitoringDir = join(repoRoot, 'k8s/monitoring');
 const testsDir = join(monitoringDir, 'tests');
-
-/**
- * The metrics the plan gives each component (controller and agent), beyond what their
- * registries export today: the rules and the dashboard may name these and nothing else.
- */
-const PLANNED_METRICS: Record<string, 'gauge' | 'counter' | 'histogram'> = {
-  npu_fault_controller_devices: 'gauge',
-  npu_fault_controller_node_devices: 'gauge',
-  npu_fault_controller_transitions_total: 'counter',
-  npu_fault_controller_publish_latency_seconds: 'histogram',
-  npu_fault_controller_stale_agents: 'gauge',
-  npu_fault_controller_unobserved_nodes: 'gauge',
-  npu_fault_controller_node_condition_writes_total: 'counter',
-  npu_fault_controller_events_total: 'counter',
-  npu_fault_controller_writes_total: 'counter',
-  npu_fault_controller_write_bytes_total: 'counter',
-  npu_fault_controller_write_duration_seconds: 'histogram',
-  npu_fault_controller_publish_deferred_total: 'counter',
-  npu_fault_controller_publish_conflicts_total: 'counter',
-  npu_fault_controller_document_bytes: 'gauge',
-  npu_fault_controller_document_omitted_nodes: 'gauge',
-  npu_fault_controller_last_publish_timestamp_seconds: 'gauge',
-  npu_fault_controller_observations_total: 'counter',
-  npu_fault_controller_observation_requests_total: 'counter',
-  npu_fault_controller_observation_request_duration_seconds: 'histogram',
-  npu_fault_controller_watch_restarts_total: 'counter',
-  npu_fault_controller_watch_events_total: 'counter',
-  npu_fault_controller_rules_reloads_total: 'counter',
-  npu_fault_agent_device_temperature_celsius: 'gauge',
-  npu_fault_agent_device_ecc_errors_total: 'counter',
-};
 
 /**
  * prom-client's own default gauges whose names end in `_total` (counts of live handles,
@@ -106,8 +77,29 @@ interface Dashboard {
   title: string;
   schemaVersion: number;
   panels: Panel[];
-  templating: { list: { name: string; type: string; query: unknown; datasource?: { uid?: string } }[] };
+  templating: {
+    list: {
+      name: string;
+      type: string;
+      query: unknown;
+      datasource?: { uid?: string };
+      current?: { value?: unknown };
+    }[];
+  };
 }
+
+/**
+ * Each dashboard variable a query may hold, and what the PromQL check fills it with. The
+ * agents' series are selected by `$agent_namespace` (their pods' namespace), the controllers'
+ * and the functions' by `$namespace`.
+ */
+const DASHBOARD_VARIABLES: Record<string, string> = {
+  $__rate_interval: '1m',
+  $__range: '6h',
+  $agent_namespace: 'npu-fault-agent',
+  $namespace: 'ai-infra',
+  $node: '.*',
+};
 
 async function kustomize(dir: string): Promise<k8s.KubernetesObject[]> {
   const { stdout } = await run(join(binDir(), 'kubectl'), ['kustomize', dir], {
@@ -156,13 +148,6 @@ function metricNames(expr: string): string[] {
   return names;
 }
 
-/** Every series name a metric of `type` exposes. */
-function seriesNames(name: string, type: string): string[] {
-  return type === 'histogram' || type === 'summary'
-    ? [name, `${name}_bucket`, `${name}_sum`, `${name}_count`]
-    : [name];
-}
-
 /** A controller registry as it is today: default process metrics, the leader election's and self-healing's. */
 async function controllerExposition(): Promise<Registry> {
   const clock = new FakeClock();
@@ -187,17 +172,6 @@ async function controllerExposition(): Promise<Registry> {
   return registry;
 }
 
-/** Allowed series names: the plan's metrics and whatever the controller registry exports now. */
-async function knownSeries(): Promise<Set<string>> {
-  const registry = await controllerExposition();
-  const known = new Set<string>();
-  for (const [name, type] of Object.entries(PLANNED_METRICS))
-    for (const series of seriesNames(name, type)) known.add(series);
-  for (const metric of await registry.getMetricsAsJSON())
-    for (const series of seriesNames(metric.name, String(metric.type))) known.add(series);
-  return known;
-}
-
 /** Whether a non-empty equality selector matches `labels`. */
 function selects(
   selector: Record<string, string> | undefined,
@@ -220,7 +194,6 @@ let workDir: string;
 let monitoring: k8s.KubernetesObject[];
 let ruleSpec: RuleSpec;
 let dashboard: Dashboard;
-let known: Set<string>;
 
 beforeAll(async () => {
   // Found or built here (a cold build takes minutes), so a missing promtool fails the tests
@@ -230,7 +203,6 @@ beforeAll(async () => {
   monitoring = await kustomize(monitoringDir);
   ruleSpec = (only(monitoring, 'PrometheusRule') as k8s.KubernetesObject & { spec: RuleSpec }).spec;
   dashboard = JSON.parse(await readFile(join(monitoringDir, 'grafana-dashboard.json'), 'utf8')) as Dashboard;
-  known = await knownSeries();
 }, PROMTOOL_BUILD_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -256,8 +228,14 @@ function withEveryAlertExpr(spec: RuleSpec, expr: string): RuleSpec {
 }
 
 describe('k8s/monitoring: alert rules', () => {
-  it('renders a PrometheusRule, a ServiceMonitor and the dashboard ConfigMap, in ai-infra and part of npu-fault', () => {
-    expect(monitoring.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'PrometheusRule', 'ServiceMonitor']);
+  it('renders a PrometheusRule, a ServiceMonitor, two PodMonitors and the dashboard ConfigMap, in ai-infra and part of npu-fault', () => {
+    expect(monitoring.map((o) => o.kind).sort()).toEqual([
+      'ConfigMap',
+      'PodMonitor',
+      'PodMonitor',
+      'PrometheusRule',
+      'ServiceMonitor',
+    ]);
     for (const object of monitoring) {
       expect(object.metadata?.namespace).toBe('ai-infra');
       expect(object.metadata?.labels?.['app.kubernetes.io/part-of']).toBe('npu-fault');
@@ -294,14 +272,6 @@ describe('k8s/monitoring: alert rules', () => {
         section: true,
       });
     }
-  });
-
-  it('name only metrics the components export', () => {
-    const unknown = ruleSpec.groups
-      .flatMap((g) => g.rules)
-      .flatMap((r) => metricNames(r.expr).map((metric) => ({ rule: r.alert ?? r.record, metric })))
-      .filter(({ metric }) => !known.has(metric));
-    expect(unknown).toEqual([]);
   });
 
   it('pass their promtool unit tests, which cover every alert', async () => {
@@ -380,6 +350,39 @@ describe('k8s/monitoring: the scrape', () => {
     expect(service.spec?.clusterIP).toBe('None');
   });
 
+  it.each([
+    ['npu-fault-agent', 'DaemonSet'],
+    ['npu-fault-function', 'Deployment'],
+  ])("reaches %s's pods on their metrics port", async (name, kind) => {
+    const main = await kustomize(join(repoRoot, 'k8s'));
+    const monitor = only<
+      k8s.KubernetesObject & {
+        spec: {
+          selector: k8s.V1LabelSelector;
+          namespaceSelector?: { matchNames?: string[] };
+          podMetricsEndpoints: { port: string; path: string }[];
+        };
+      }
+    >(
+      monitoring.filter((o) => o.kind === 'PodMonitor'),
+      'PodMonitor',
+      name,
+    );
+    const workload = only<k8s.V1Deployment>(main, kind, name);
+    const namespace = workload.metadata?.namespace ?? '';
+    // In the monitor's own namespace, or one its namespaceSelector names.
+    expect(
+      monitor.metadata?.namespace === namespace ||
+        monitor.spec.namespaceSelector?.matchNames?.includes(namespace),
+    ).toBe(true);
+    expect(selects(monitor.spec.selector.matchLabels, workload.spec?.template.metadata?.labels)).toBe(true);
+    const ports = workload.spec?.template.spec?.containers[0]?.ports?.map((p) => p.name) ?? [];
+    for (const endpoint of monitor.spec.podMetricsEndpoints) {
+      expect(ports).toContain(endpoint.port);
+      expect(endpoint.path).toBe('/metrics');
+    }
+  });
+
   it('lets kustomize override the controller image', async () => {
     const overlay = await mkdtemp(join(workDir, 'overlay-'));
     const kustomization = {
@@ -420,6 +423,26 @@ describe('k8s/monitoring: the Grafana dashboard', () => {
     expect(wrong).toEqual([]);
     for (const v of dashboard.templating.list.filter((v) => v.type === 'query'))
       expect(v.datasource?.uid).toBe('${datasource}');
+  });
+
+  it("asks for the controllers' namespace, the agents' (default npu-fault-agent) and the nodes", () => {
+    expect(dashboard.templating.list.map((v) => v.name)).toEqual([
+      'datasource',
+      'namespace',
+      'agent_namespace',
+      'node',
+    ]);
+    const agentNamespace = dashboard.templating.list.find((v) => v.name === 'agent_namespace');
+    expect(agentNamespace?.current?.value).toBe('npu-fault-agent');
+    // Every variable a query uses is one the dashboard defines (or Grafana's own).
+    const defined = new Set([
+      ...dashboard.templating.list.map((v) => `$${v.name}`),
+      '$__rate_interval',
+      '$__range',
+    ]);
+    const used = queryPanels().flatMap((p) => (p.targets ?? []).flatMap((t) => t.expr.match(/\$\w+/g) ?? []));
+    expect(used.filter((v) => !defined.has(v))).toEqual([]);
+    expect(new Set(used)).toEqual(new Set(Object.keys(DASHBOARD_VARIABLES)));
   });
 
   it('has unique panel ids, panels side by side on the 24-column grid, and a query in every non-row panel', () => {
@@ -465,28 +488,69 @@ describe('k8s/monitoring: the Grafana dashboard', () => {
       'npu_fault_controller_unobserved_nodes',
       'npu_fault_controller_watch_restarts_total',
       'npu_fault_controller_rules_reloads_total',
+      'npu_fault_controller_remediation_nodes',
+      'npu_fault_controller_remediation_breaker_open',
+      // Every device series the agents export (agent/telemetry/metrics.ts).
+      ...Object.keys(deviceMetricNames()),
     ])
       expect({ metric, shown: named.has(metric) }).toEqual({ metric, shown: true });
+    const rows = dashboard.panels.filter((p) => p.type === 'row').map((p) => p.title);
+    expect(rows).toContain('Devices');
+    // The Devices row: a status timeline, temperature, ECC increases, PCIe links, memory.
+    const devices = (metric: string, type: string): string[] =>
+      queryPanels()
+        .filter((p) => p.type === type && (p.targets ?? []).some((t) => metricNames(t.expr).includes(metric)))
+        .map((p) => p.title);
+    expect(devices('npu_fault_agent_device_status', 'state-timeline')).not.toEqual([]);
+    expect(devices('npu_fault_agent_device_status', 'table')).not.toEqual([]);
+    expect(devices('npu_fault_agent_device_temperature_celsius', 'timeseries')).not.toEqual([]);
+    expect(devices('npu_fault_agent_device_pcie_link_up', 'state-timeline')).not.toEqual([]);
+    expect(devices('npu_fault_agent_device_memory_used_bytes', 'timeseries')).not.toEqual([]);
+    const ecc = queryPanels()
+      .flatMap((p) => p.targets ?? [])
+      .map((t) => t.expr)
+      .filter((e) => e.includes('increase(npu_fault_agent_device_ecc_errors_total{'));
+    for (const type of ['correctable', 'uncorrectable'])
+      expect(ecc.some((e) => e.includes(`type="${type}"`) && e.includes('[$__rate_interval]'))).toBe(true);
   });
 
-  it("queries name only metrics the components export, each selected in the dashboard's namespace", () => {
+  it('has a panel for every npu-fault figure the runbook names', async () => {
+    const runbook = await readFile(join(repoRoot, 'docs/runbook.md'), 'utf8');
+    const shown = new Set(
+      queryPanels()
+        .flatMap((p) => (p.targets ?? []).flatMap((t) => metricNames(t.expr)))
+        .map((name) => name.replace(/_(bucket|sum|count)$/, '')),
+    );
+    const named = [...new Set(runbook.match(/\bnpu_fault_[a-z0-9_]+/g) ?? [])];
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter((name) => !shown.has(name))).toEqual([]);
+  });
+
+  it("queries select each npu-fault metric in its component's namespace", () => {
     const problems: string[] = [];
+    let agentSelectors = 0;
     for (const panel of queryPanels())
       for (const target of panel.targets ?? []) {
-        for (const name of metricNames(target.expr))
-          if (!known.has(name)) problems.push(`${panel.title}: unknown metric ${name}`);
-        for (const selector of target.expr.matchAll(/\b(npu_fault_[a-z0-9_]+)(\{[^}]*\})?/g))
-          if (!(selector[2] ?? '').includes('namespace="$namespace"'))
-            problems.push(`${panel.title}: ${selector[1]} not limited to $namespace`);
+        for (const selector of target.expr.matchAll(/\b(npu_fault_[a-z0-9_]+)(\{[^}]*\})?/g)) {
+          const agent = selector[1]!.startsWith('npu_fault_agent_');
+          if (agent) agentSelectors++;
+          const variable = agent ? '$agent_namespace' : '$namespace';
+          if (!(selector[2] ?? '').includes(`namespace="${variable}"`))
+            problems.push(`${panel.title}: ${selector[1]} not limited to ${variable}`);
+        }
       }
     expect(problems).toEqual([]);
+    expect(agentSelectors).toBeGreaterThan(0);
   });
 
   it('queries are valid PromQL (promtool check rules, with the variables filled in)', async () => {
     const rules = queryPanels().flatMap((panel) =>
       (panel.targets ?? []).map((target) => ({
         record: `dashboard:panel_${panel.id}_${target.refId}`,
-        expr: target.expr.replaceAll('$__rate_interval', '1m').replaceAll('$namespace', 'ai-infra'),
+        expr: Object.entries(DASHBOARD_VARIABLES).reduce(
+          (expr, [variable, value]) => expr.replaceAll(variable, value),
+          target.expr,
+        ),
       })),
     );
     const file = join(workDir, 'dashboard-queries.yaml');

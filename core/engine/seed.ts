@@ -17,26 +17,13 @@
  * recover (a latched one cannot count any), a seeded node is alive from `now` and becomes
  * agent-unreachable if no snapshot follows.
  */
-import type { DeviceKind, PublishedNode } from '../../contracts/index.js';
+import type { LatchedDevice, PublishedNode } from '../../contracts/index.js';
 import type { DeviceStatus } from './api.js';
 
+/** A latched device as the annotation carries it (contracts/latched-annotation.ts). */
+export type { LatchedDevice };
+
 /** A device whose latched failure is recorded on its Node (annotation npu-fault.io/latched). */
-export interface LatchedDevice {
-  /** State identity (bus id, uuid). */
-  key: string;
-  /** Display id (`npu3`). */
-  id: string;
-  resource_id: string;
-  kind: DeviceKind;
-  model: string;
-  /** The latched reasons, by name (`ecc-uncorrectable`, `xid-79`). */
-  reasons: string[];
-  /** When the device failed (ISO time, the state machine's `since`). */
-  since: string;
-  /** Counter baselines when recorded (a lower reading after a new boot is a reset). */
-  ecc_errors: number | null;
-  ecc_uncorrectable: number | null;
-}
 
 /** What is known of one node from outside the engine. */
 export interface NodeSeed {

@@ -6,7 +6,7 @@
 import { defineFamily } from '../family.js';
 import { xidEvents, MAX_XID_EVENTS } from './carry.js';
 import { NVIDIA_DEVICE_NODE, applyEventToGpus } from './events.js';
-import { completeGpus } from './inventory.js';
+import { completeGpus, emptyGpu } from './inventory.js';
 import { normaliseGpus } from './normalise.js';
 import { readGpus } from './read.js';
 import {
@@ -19,7 +19,7 @@ import {
 } from './schema.js';
 import { SIM_KINDS_NVIDIA, simPayloadNvidia } from './sim.js';
 
-export { MAX_XID_EVENTS, gpuSchema, payloadNvidiaSchema, type Gpu, type PayloadNvidia };
+export { MAX_XID_EVENTS, emptyGpu, gpuSchema, payloadNvidiaSchema, type Gpu, type PayloadNvidia };
 
 const NVIDIA_VENDOR = 0x10de;
 /** Base class and subclass (the class code without its programming interface byte). */

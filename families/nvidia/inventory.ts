@@ -7,8 +7,8 @@ import type { BusKey, InstalledDevices } from '../family.js';
 import { freeNumber } from '../inventory.js';
 import type { Gpu, PayloadNvidia } from './schema.js';
 
-/** A GPU with every reading unknown. */
-function unreadGpu(index: number): Gpu {
+/** A GPU with every reading unknown: what a tool's layout and the inventory fill in. */
+export function emptyGpu(index: number): Gpu {
   return {
     index,
     uuid: null,
@@ -44,7 +44,7 @@ export function completeGpus(
         ? freeNumber(taken, old.index)
         : freeNumber(taken, installed.busIds.indexOf(bus));
     return {
-      ...unreadGpu(index),
+      ...emptyGpu(index),
       uuid: old?.uuid ?? null,
       bus_id: bus,
       name: old?.name ?? '',

@@ -12,6 +12,7 @@
  * "not available", is `readable: false` too: nothing of it could be read.
  */
 import type { Gpu } from '../../../contracts/index.js';
+import { emptyGpu } from '../../../families/index.js';
 import {
   DEVICE_READINGS,
   NO_UNIT,
@@ -48,23 +49,8 @@ export interface NvidiaParseOptions extends ReadingOptions {
 export const NVIDIA_SMI_EXPECTED =
   'parse --from nvidia-smi expects `nvidia-smi --query-gpu=... --format=csv`, `nvidia-smi -q` (text or -x XML) or the default `nvidia-smi` table';
 
-/** A GPU with every metric null: the base every layout fills in. */
-export function emptyGpu(index: number): Gpu {
-  return {
-    index,
-    uuid: null,
-    bus_id: null,
-    name: '',
-    temperature_gpu: null,
-    power_draw_w: null,
-    ecc_corrected_volatile: null,
-    ecc_uncorrected_volatile: null,
-    pcie_link_gen: null,
-    pcie_link_width: null,
-    xid_events: [],
-    present: true,
-  };
-}
+/** A GPU with every metric null: the base every layout fills in (the family's own). */
+export { emptyGpu };
 
 /** Cells that say the tool has no value for a field (not that reading it failed). */
 const NOT_AVAILABLE = new Set(['NA', 'N/A', '[N/A]', '[Not Supported]', 'Not Supported', '-', '--']);
