@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import {
+  DEFAULT_NODE_CONDITIONS,
   DEFAULT_RULES,
   MAX_WATCHED_XIDS,
   REASONS,
@@ -20,9 +21,16 @@ function section(heading: string): string {
   return contract.slice(start, end < 0 ? undefined : end);
 }
 
-/** The body rows of the first table in `text`, each as its trimmed cells. */
-function tableRows(text: string): string[][] {
-  const rows = text.split('\n').filter((line) => line.startsWith('|'));
+/** The body rows of the `nth` table in `text` (the first by default), each as its trimmed cells. */
+function tableRows(text: string, nth = 0): string[][] {
+  const tables: string[][] = [];
+  let last = '';
+  for (const line of text.split('\n')) {
+    if (line.startsWith('|') && !last.startsWith('|')) tables.push([]);
+    if (line.startsWith('|')) tables.at(-1)?.push(line);
+    last = line;
+  }
+  const rows = tables[nth] ?? [];
   return rows.slice(2).map((row) =>
     row
       .slice(1, -1)
@@ -40,6 +48,10 @@ describe('docs/contract.md says what the reason catalogue is (contracts/reasons.
 
   it('§3.7 lists every node reason (overlay), in order, with when it is set and lifted', () => {
     expect(tableRows(section('### 3.7 Overlays'))).toEqual(derived.node);
+    // Its second table: the default `node_conditions`.
+    expect(tableRows(section('### 3.7 Overlays'), 1)).toEqual(
+      DEFAULT_NODE_CONDITIONS.map((c) => [`\`${c.type}\``, `\`${c.reason}\``, `\`${c.severity}\``]),
+    );
   });
 
   it('§3.8 gives the publication order', () => {

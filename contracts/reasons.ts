@@ -51,9 +51,16 @@ export interface ReasonFamily {
   members(rules: Rules): readonly string[];
 }
 
-/** A reason of a whole node (an overlay): while it holds, the node's devices are published `unknown` unless failed (§3.7). */
+/**
+ * A reason of a whole node (an overlay): while a critical one holds, the node's devices are
+ * published `unknown` unless failed; a warning one is a signal on each of them (§3.7).
+ */
 export interface NodeReasonSpec extends ReasonSpecBase {
   readonly scope: 'node';
+  /** Set for node reasons the rules generate (`node_conditions`); each member takes its own bit. */
+  readonly family?: ReasonFamily;
+  /** A member's effect: critical (the default) publishes the node's devices unknown, warning is a signal. */
+  readonly severity?: (rules: Rules, name: string) => Severity;
   /** The node's `agent` field while it holds (the first in order wins); absent: unchanged. */
   readonly agent?: 'stale' | 'collector-error';
   /** Its row in CONTRACT §3.7 (the overlay and `agent` columns are derived). */
@@ -77,6 +84,14 @@ function xids(critical: boolean): (rules: Rules) => string[] {
 }
 
 const XID_PATTERN = String.raw`^xid-\d+$`;
+
+/** A reason name a rules file may give (a node condition's): lower-case words joined by `-`. */
+export const REASON_NAME_PATTERN = '^[a-z][a-z0-9-]*$';
+
+/** The `node_conditions` entry whose reason is `name`. */
+function nodeCondition(rules: Rules, name: string): Rules['node_conditions'][number] | undefined {
+  return rules.node_conditions.find((c) => c.reason === name);
+}
 
 /** The catalogue, in publication order (CONTRACT §3.8). */
 export const REASONS = [
@@ -279,6 +294,26 @@ export const REASONS = [
     contract: {
       when: "only cached snapshots for 10 s (`overlays.collector_error_s`), receiver's clock",
       lifted: 'a fresh (non-cached) snapshot',
+    },
+  },
+  {
+    // The Node's own conditions (kubelet pressure, node-problem-detector), one reason per
+    // rules entry, after the three the engine raises by their fixed bits.
+    id: 'node-condition',
+    name: '<node-condition>',
+    scope: 'node',
+    section: ['node_conditions'],
+    family: { pattern: REASON_NAME_PATTERN, members: (r) => r.node_conditions.map((c) => c.reason) },
+    severity: (r, name) => nodeCondition(r, name)?.severity ?? 'critical',
+    explain: (r, name) => {
+      const c = nodeCondition(r, name);
+      return c === undefined
+        ? 'a Node condition (node_conditions)'
+        : `the Node's ${c.type} condition is ${c.status} (node_conditions, ${c.severity})`;
+    },
+    contract: {
+      when: "the Node has a condition `node_conditions` names, with its `status` (fed by the controller's Node watch); the reason is the entry's `reason`",
+      lifted: 'the condition has another status, or is gone',
     },
   },
 ] as const satisfies readonly ReasonSpec[];

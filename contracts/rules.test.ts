@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import {
   DEFAULT_FAULT_CODES,
   DEFAULT_RULES,
+  MAX_NODE_CONDITIONS,
   MAX_WATCHED_XIDS,
   canonicalFaultCode,
   rulesSchema,
@@ -23,6 +24,31 @@ describe('rules contract defaults (CONTRACT §2)', () => {
       xids: { watched: [48, 63, 64, 74, 79, 92, 94, 95, 119, 120], critical: [48, 74, 79, 95, 119, 120] },
       latched: ['ecc-uncorrectable', 'xid-48', 'xid-79', 'xid-95', 'xid-119', 'xid-120'],
       inference_canary: { min_failures: 2, severity: 'warning', fail_after_degraded: false },
+      node_conditions: [
+        { type: 'KernelDeadlock', status: 'True', reason: 'kernel-deadlock', severity: 'critical' },
+        { type: 'ReadonlyFilesystem', status: 'True', reason: 'filesystem-readonly', severity: 'critical' },
+        { type: 'MemoryPressure', status: 'True', reason: 'node-memory-pressure', severity: 'warning' },
+        { type: 'DiskPressure', status: 'True', reason: 'node-disk-pressure', severity: 'warning' },
+        { type: 'PIDPressure', status: 'True', reason: 'node-pid-pressure', severity: 'warning' },
+        {
+          type: 'FrequentKubeletRestart',
+          status: 'True',
+          reason: 'frequent-kubelet-restart',
+          severity: 'warning',
+        },
+        {
+          type: 'FrequentDockerRestart',
+          status: 'True',
+          reason: 'frequent-docker-restart',
+          severity: 'warning',
+        },
+        {
+          type: 'FrequentContainerdRestart',
+          status: 'True',
+          reason: 'frequent-containerd-restart',
+          severity: 'warning',
+        },
+      ],
       fault_codes: {},
       fault_codes_default: 'warning',
       publish: { ingest_degraded_fraction: 0.2, ingest_degraded_min_nodes: 3, max_bytes: 921600 },
@@ -71,6 +97,45 @@ describe('rules contract defaults (CONTRACT §2)', () => {
       expect(rulesSchema.safeParse({ inference_canary }).success).toBe(false);
     }
     expect(rulesSchema.safeParse({ latched: ['inference-canary-failed'] }).success).toBe(true);
+  });
+
+  it('maps Node conditions to node reasons, refusing bad entries with one line naming the field', () => {
+    const rules = rulesSchema.parse({
+      node_conditions: [{ type: 'GPUFallenOff', reason: 'gpu-fallen-off' }],
+    });
+    expect(rules.node_conditions).toEqual([
+      { type: 'GPUFallenOff', status: 'True', reason: 'gpu-fallen-off', severity: 'critical' },
+    ]);
+    expect(rulesSchema.parse({ node_conditions: [] }).node_conditions).toEqual([]);
+    const entry = { type: 'KernelDeadlock', reason: 'kernel-deadlock' };
+    const refused: [unknown[], string, RegExp][] = [
+      [[{ ...entry, reason: 'Kernel_Deadlock' }], 'node_conditions/0/reason', /must match/],
+      [[{ ...entry, reason: 'node-not-ready' }], 'node_conditions/0/reason', /reason of the catalogue/],
+      [[{ ...entry, reason: 'xid-79' }], 'node_conditions/0/reason', /reason of the catalogue/],
+      [[entry, { ...entry, type: 'Other' }], 'node_conditions/1/reason', /also node_conditions\[0\]/],
+      [
+        [entry, { ...entry, reason: 'other' }],
+        'node_conditions/1/type',
+        /KernelDeadlock=True is mapped twice/,
+      ],
+      [[{ ...entry, type: 'Ready' }], 'node_conditions/0/type', /may not be Ready/],
+      [[{ ...entry, type: 'has space' }], 'node_conditions/0/type', /condition type/],
+      [[{ ...entry, status: 'true' }], 'node_conditions/0/status', /True/],
+      [[{ ...entry, severity: 'info' }], 'node_conditions/0/severity', /critical/],
+      [[{ ...entry, colour: 'red' }], 'node_conditions/0', /colour/],
+      [
+        Array.from({ length: MAX_NODE_CONDITIONS + 1 }, (_, i) => ({ type: `T${i}`, reason: `r${i}` })),
+        'node_conditions',
+        /16/,
+      ],
+    ];
+    for (const [node_conditions, path, message] of refused) {
+      const result = rulesSchema.safeParse({ node_conditions });
+      expect(result.success).toBe(false);
+      const issue = result.error?.issues[0];
+      expect(issue?.path.join('/')).toBe(path);
+      expect(JSON.stringify(issue)).toMatch(message);
+    }
   });
 
   it('stores fault codes canonical: upper-case, without 0x, leading zeros kept', () => {

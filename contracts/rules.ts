@@ -9,6 +9,7 @@
 import { z } from 'zod';
 import {
   REASON_BITS,
+  REASON_NAME_PATTERN,
   REASONS,
   fixedDeviceBits,
   latchVocabulary,
@@ -58,6 +59,44 @@ export const DEFAULT_LATCHED = [
 export const MAX_WATCHED_XIDS = REASON_BITS - fixedDeviceBits(REASONS);
 /** The longest smoothing window, for the same reason (a window is a bit mask). */
 export const MAX_WINDOW_SAMPLES = 30;
+
+/**
+ * The most `node_conditions` entries: each is a bit of the node's 32-bit reason mask beside
+ * the catalogue's fixed node reasons, and each condition type named is cached per Node by the
+ * controller's node watch, so the list stays short.
+ */
+export const MAX_NODE_CONDITIONS = 16;
+/** Node condition types the rules may not map: `Ready` is `node-not-ready`, `NPUHealthy` is the controller's own. */
+export const RESERVED_CONDITION_TYPES: readonly string[] = ['Ready', 'NPUHealthy'];
+
+/** One Node condition mapped to a node reason: raised while the Node has `type` with `status`. */
+export interface NodeConditionRule {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string;
+  readonly severity: 'critical' | 'warning';
+}
+
+/**
+ * The kubelet's pressure conditions and node-problem-detector's default ones (when NPD runs):
+ * a kernel deadlock or a read-only root file system makes the node's devices unusable
+ * (critical); pressure and restarting runtimes are warnings.
+ */
+export const DEFAULT_NODE_CONDITIONS: readonly NodeConditionRule[] = [
+  { type: 'KernelDeadlock', status: 'True', reason: 'kernel-deadlock', severity: 'critical' },
+  { type: 'ReadonlyFilesystem', status: 'True', reason: 'filesystem-readonly', severity: 'critical' },
+  { type: 'MemoryPressure', status: 'True', reason: 'node-memory-pressure', severity: 'warning' },
+  { type: 'DiskPressure', status: 'True', reason: 'node-disk-pressure', severity: 'warning' },
+  { type: 'PIDPressure', status: 'True', reason: 'node-pid-pressure', severity: 'warning' },
+  { type: 'FrequentKubeletRestart', status: 'True', reason: 'frequent-kubelet-restart', severity: 'warning' },
+  { type: 'FrequentDockerRestart', status: 'True', reason: 'frequent-docker-restart', severity: 'warning' },
+  {
+    type: 'FrequentContainerdRestart',
+    status: 'True',
+    reason: 'frequent-containerd-restart',
+    severity: 'warning',
+  },
+];
 
 /**
  * Devices (chips) one node may hold by default: twice the largest real node in the project's
@@ -113,6 +152,25 @@ const faultCodeTable = z.record(faultCodeText, severitySchema).transform((codes,
   return table;
 });
 const xid = z.number().int().nonnegative();
+
+/** One `node_conditions` entry. */
+const nodeCondition = z.strictObject({
+  /** The Node condition type (`KernelDeadlock`), as written on the Node (case matters). */
+  type: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[A-Za-z0-9]([A-Za-z0-9._/-]*[A-Za-z0-9])?$/, 'must be a Node condition type (KernelDeadlock)')
+    .refine((type) => !RESERVED_CONDITION_TYPES.includes(type), {
+      message: `may not be ${RESERVED_CONDITION_TYPES.join(' or ')} (Ready is node-not-ready)`,
+    }),
+  /** The status that raises the reason; any other (or the condition absent) lifts it. */
+  status: z.enum(['True', 'False', 'Unknown']).default('True'),
+  /** The node reason published while it holds. */
+  reason: z.string().max(63).regex(new RegExp(REASON_NAME_PATTERN), `must match ${REASON_NAME_PATTERN}`),
+  /** critical: the node's devices are published unknown (unusable); warning: a signal on each. */
+  severity: severitySchema.default('critical'),
+});
 
 /**
  * The rules file of a reason catalogue (reasons.ts): `latched` takes its reasons' names, and
@@ -193,6 +251,14 @@ export function rulesSchemaFor(reasons: readonly ReasonSpec[]) {
         fail_after_degraded: z.boolean().default(false),
       })
       .prefault({}),
+    /**
+     * Node conditions (the kubelet's, node-problem-detector's, an operator's) mapped to node
+     * reasons: each raised while the Node has that condition with that status (CONTRACT §3.7).
+     */
+    node_conditions: z
+      .array(nodeCondition)
+      .max(MAX_NODE_CONDITIONS)
+      .default(() => DEFAULT_NODE_CONDITIONS.map((c) => ({ ...c }))),
     /** Ascend fault codes extending or overriding DEFAULT_FAULT_CODES (see faultCodeText). */
     fault_codes: faultCodeTable.default({}),
     /** Severity of a fault code in neither table. */
@@ -240,6 +306,30 @@ export function rulesSchemaFor(reasons: readonly ReasonSpec[]) {
           path: ['latched', i],
           message: `unknown reason '${name}' (a reason name or xid-<n>)`,
         });
+    });
+    const taken = new Set(reasons.filter((r) => r.family === undefined).map((r) => r.name));
+    const patterns = reasons.flatMap((r) => (r.scope === 'device' && r.family ? [r.family.pattern] : []));
+    const seen = new Map<string, number>();
+    const conditions = new Set<string>();
+    rules.node_conditions.forEach((c, i) => {
+      const at = ['node_conditions', i, 'reason'];
+      if (taken.has(c.reason) || patterns.some((p) => new RegExp(p).test(c.reason)))
+        ctx.addIssue({ code: 'custom', path: at, message: `'${c.reason}' is a reason of the catalogue` });
+      else if (seen.has(c.reason))
+        ctx.addIssue({
+          code: 'custom',
+          path: at,
+          message: `'${c.reason}' is also node_conditions[${seen.get(c.reason)}]'s reason`,
+        });
+      seen.set(c.reason, seen.get(c.reason) ?? i);
+      const key = `${c.type}=${c.status}`;
+      if (conditions.has(key))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['node_conditions', i, 'type'],
+          message: `${key} is mapped twice`,
+        });
+      conditions.add(key);
     });
   });
 }

@@ -193,6 +193,13 @@ export function createController(deps: ControllerDeps): Controller {
     },
     () => clock.now(),
   );
+  // The condition types the rules in force name: what the node watch keeps of each Node.
+  let typesOf: { rules: Rules; types: ReadonlySet<string> } | undefined;
+  const conditionTypesOf = (rules: Rules): ReadonlySet<string> => {
+    if (typesOf?.rules !== rules)
+      typesOf = { rules, types: new Set(rules.node_conditions.map((c) => c.type)) };
+    return typesOf.types;
+  };
   const nodes: NodeWatch = createNodeWatch(
     { ...watchDeps, client: watchClients.nodes },
     {
@@ -201,6 +208,7 @@ export function createController(deps: ControllerDeps): Controller {
         labelSelector: config.nodes.labelSelector,
         watchdogSeconds: config.nodes.watchdogSeconds,
       },
+      conditionTypes: () => conditionTypesOf(host.rules()),
       callbacks: {
         onChange: (change) => {
           nodeSync.onChange(change);

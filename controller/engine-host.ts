@@ -28,7 +28,8 @@ export interface AcceptResult {
 export type TransitionListener = (transitions: readonly Transition[], cause: TransitionCause) => void;
 
 /** What made the engine move. */
-export type TransitionCause = 'observation' | 'tick' | 'node-ready' | 'clear' | 'seed' | 'rules';
+export type TransitionCause =
+  'observation' | 'tick' | 'node-ready' | 'node-conditions' | 'clear' | 'seed' | 'rules';
 
 /** Where accepted snapshots are written, in arrival order (one JSON line each). */
 export interface ObservationJournal {
@@ -94,6 +95,16 @@ export class EngineHost {
     this.#emit(this.#engine.setNodeReady(node, ready, this.#clock.now()), 'node-ready');
   }
 
+  /** The rules in force. */
+  rules(): Rules {
+    return this.#engine.rules();
+  }
+
+  /** The Node's conditions the rules name (type → status): their node reasons (`node_conditions`). */
+  setNodeConditions(node: string, conditions: Readonly<Record<string, string>>): void {
+    this.#emit(this.#engine.setNodeConditions(node, conditions, this.#clock.now()), 'node-conditions');
+  }
+
   clear(node: string, device: string | undefined): void {
     this.#emit(this.#engine.clear(node, device, this.#clock.now()), 'clear');
   }
@@ -109,7 +120,8 @@ export class EngineHost {
 
   setRules(rules: Rules): void {
     this.#engine.setRules(rules);
-    // Shorter thresholds may make deadlines due at once.
+    // Shorter thresholds may make deadlines due at once; node reasons the reload raised or
+    // lifted (`node_conditions`) come with this tick.
     this.#emit(this.#engine.tick(this.#clock.now()), 'rules');
   }
 

@@ -59,6 +59,23 @@ describe('NodeSync', () => {
     expect(doc(host).nodes.a).toBeUndefined();
   });
 
+  it('passes the named conditions to the engine: node_conditions reasons raised and lifted', () => {
+    const { host, sync } = setup();
+    sync.onChange({ name: 'a', previous: undefined, current: node('a') });
+    host.accept([npuSnapshot({ node: 'a', seq: 1, t: 0 }, [{ npu: 0 }])]);
+    const deadlock = node('a', { conditions: { KernelDeadlock: 'True', Custom: 'True' } });
+    sync.onChange({ name: 'a', previous: node('a'), current: deadlock });
+    expect(doc(host).nodes.a?.npus[0]).toMatchObject({ status: 'unknown', reason: 'kernel-deadlock' });
+    const pressure = node('a', { conditions: { KernelDeadlock: 'False', MemoryPressure: 'True' } });
+    sync.onChange({ name: 'a', previous: deadlock, current: pressure });
+    expect(doc(host).nodes.a?.npus[0]).toMatchObject({
+      status: 'healthy',
+      signals: ['node-memory-pressure'],
+    });
+    sync.onChange({ name: 'a', previous: pressure, current: node('a') });
+    expect(doc(host).nodes.a).toBeUndefined();
+  });
+
   it('removes a deleted node from the document', () => {
     const { host, sync } = setup();
     sync.onChange({ name: 'a', previous: undefined, current: node('a') });

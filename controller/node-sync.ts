@@ -1,13 +1,14 @@
 /**
  * Node watch → engine: which nodes are accelerator nodes (`unobserved`), their Ready
- * condition (the node-not-ready overlay), deleted Nodes (they leave the document) and the
+ * condition (the node-not-ready overlay), the conditions the rules' `node_conditions` name
+ * (their node reasons), deleted Nodes (they leave the document) and the
  * operator's `npu-fault.io/clear` annotation. Every replica applies these to its own engine,
  * so followers stay in step with the leader; the leader also writes back (node-status).
  */
 import { parseClear } from '../contracts/index.js';
 import type { Logger } from '../platform/index.js';
 import type { EngineHost } from './engine-host.js';
-import type { CachedNode, NodeChange } from './watch/index.js';
+import { sameConditions, type CachedNode, type NodeChange } from './watch/index.js';
 
 /** What node-sync reports besides changing the engine. */
 export interface NodeSyncEvents {
@@ -81,6 +82,9 @@ export class NodeSync {
     if (previous?.ready !== current.ready || !previous?.accelerator) {
       // Absent Ready (a Node just registered) is no overlay: only False or Unknown is.
       this.#host.setNodeReady(name, current.ready !== false);
+    }
+    if (!previous?.accelerator || !sameConditions(previous.conditions, current.conditions)) {
+      this.#host.setNodeConditions(name, current.conditions ?? {});
     }
     this.#applyClear(current);
     this.#events.dirty(name);

@@ -53,6 +53,7 @@ export {
   createNodeWatch,
   isNonZeroQuantity,
   nodeFromObject,
+  sameConditions,
   type AcceleratorRule,
   type CachedCondition,
   type CachedNode,

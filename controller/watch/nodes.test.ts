@@ -130,6 +130,34 @@ describe('nodeFromObject: the fields cached', () => {
     expect(nodeFromObject(node('n', { labels: { accelerator: 'cpu' } }), rule)?.accelerator).toBe(false);
   });
 
+  it('keeps the conditions of the types the rules name, with a known status, and no others', () => {
+    const types = new Set(['KernelDeadlock', 'MemoryPressure', 'ReadonlyFilesystem', 'DiskPressure']);
+    const raw = node('n', {
+      conditions: [
+        { type: 'Ready', status: 'True' },
+        { type: 'KernelDeadlock', status: 'True', reason: 'DockerHung', message: 'task hung' },
+        { type: 'KernelDeadlock', status: 'False' }, // a second of one type: the first counts
+        { type: 'MemoryPressure', status: 'False' },
+        { type: 'ReadonlyFilesystem', status: 'maybe' }, // not True/False/Unknown: not kept
+        { type: 'SomethingElse', status: 'True' }, // not named: not kept
+      ],
+    });
+    const cached = nodeFromObject(raw, defaultRule, types);
+    expect({ ...cached?.conditions }).toEqual({ KernelDeadlock: 'True', MemoryPressure: 'False' });
+    expect(nodeFromObject(raw, defaultRule)?.conditions).toBeUndefined(); // no types named
+    const odd = {
+      metadata: { name: 'n' },
+      status: { conditions: [null, 5, { type: 7, status: 'True' }, { type: 'DiskPressure', status: true }] },
+    } as unknown as RawObject;
+    expect(nodeFromObject(odd, defaultRule, types)?.conditions).toBeUndefined();
+    const proto = JSON.parse(
+      '{"metadata":{"name":"n"},"status":{"conditions":[{"type":"__proto__","status":"True"}]}}',
+    );
+    expect(
+      nodeFromObject(proto as RawObject, defaultRule, new Set(['__proto__']))?.conditions?.['__proto__'],
+    ).toBe('True');
+  });
+
   it('reads defensively: odd shapes are ignored, never thrown on', () => {
     const odd = {
       metadata: { name: 'n', labels: 'not a map', annotations: { 'npu-fault.io/clear': 5 } },
@@ -256,6 +284,34 @@ describe('node watch', () => {
       ['npu3', undefined, undefined],
       [undefined, '[{"id":"npu3"}]', undefined],
       [undefined, '[{"id":"npu3"}]', 'DeviceFailed'],
+    ]);
+    await t.stop();
+  });
+
+  it('reports a change of a named condition, and not of others (the types asked at each event)', async () => {
+    let types = new Set(['KernelDeadlock']);
+    const t = setup({ conditionTypes: () => types });
+    const base = { capacity: { 'nvidia.com/gpu': '8' } };
+    const with_ = (...conditions: { type: string; status: string }[]) =>
+      node('gpu-1', { ...base, conditions });
+    t.client.apply(with_({ type: 'KernelDeadlock', status: 'False' }));
+    await t.client.waitForWatch(1);
+    t.changes.length = 0;
+    t.client.apply(
+      with_({ type: 'KernelDeadlock', status: 'False' }, { type: 'GPUFallenOff', status: 'True' }),
+    );
+    expect(t.changes).toEqual([]);
+    t.client.apply(
+      with_({ type: 'KernelDeadlock', status: 'True' }, { type: 'GPUFallenOff', status: 'True' }),
+    );
+    expect(t.changes.map((c) => ({ ...c.current?.conditions }))).toEqual([{ KernelDeadlock: 'True' }]);
+    types = new Set(['KernelDeadlock', 'GPUFallenOff']); // a rules reload names another type
+    t.client.apply(
+      with_({ type: 'KernelDeadlock', status: 'True' }, { type: 'GPUFallenOff', status: 'True' }),
+    );
+    expect(t.changes.map((c) => ({ ...c.current?.conditions }))).toEqual([
+      { KernelDeadlock: 'True' },
+      { KernelDeadlock: 'True', GPUFallenOff: 'True' },
     ]);
     await t.stop();
   });

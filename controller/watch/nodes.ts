@@ -6,6 +6,10 @@
  *   optional selector.
  * - **Ready** drives `node-not-ready`: the Ready condition True → true, False or Unknown →
  *   false, no Ready condition (a node not yet reported by its kubelet) → undefined.
+ * - **Conditions the rules name** (`node_conditions`: the kubelet's pressure conditions,
+ *   node-problem-detector's) drive their node reasons: type → status, only for the types the
+ *   rules in force name when the Node is cached (at most MAX_NODE_CONDITIONS), and only the
+ *   statuses True, False and Unknown; any other type or status is not kept.
  * - The annotations `npu-fault.io/clear` and `npu-fault.io/latched`, and the current
  *   `NPUHealthy` condition (so the writer skips what is already there), as strings.
  *
@@ -28,9 +32,11 @@ import { parseNodeWatchConfig, type NodeWatchConfig, type NodeWatchConfigInput }
 import { matchesLabels, parseLabelSelector, type LabelSelector } from './label-selector.js';
 import type { RawObject } from '../../platform/k8s/index.js';
 import type { Runnable } from '../../platform/index.js';
+import { LATCHED_ANNOTATION } from '../../contracts/index.js';
 
 /** The annotation holding the node's latched failures (written by node-status). */
-export const LATCHED_ANNOTATION = 'npu-fault.io/latched';
+export { LATCHED_ANNOTATION };
+
 /** Labels with this prefix are cached (the remediation opt-out label is one). */
 export const CACHED_LABEL_PREFIX = 'npu-fault.io/';
 /** The Node condition the controller writes. */
@@ -56,6 +62,8 @@ export interface CachedNode {
   readonly latched: string | undefined;
   /** The `NPUHealthy` condition, if present. */
   readonly npuHealthy: CachedCondition | undefined;
+  /** The conditions of the types the rules name (type → True/False/Unknown; no prototype); absent: none. */
+  readonly conditions?: Readonly<Record<string, string>>;
   /** `spec.unschedulable` (cordoned by anyone). */
   readonly unschedulable: boolean;
   /** The `npu-fault.io/remediation` annotation, if present. */
@@ -88,6 +96,11 @@ export interface NodeWatchOptions {
   /** Accelerator resources, label selector, watchdog; parsed and checked here. */
   config?: NodeWatchConfigInput;
   callbacks?: NodeWatchCallbacks;
+  /**
+   * The condition types to keep (the rules' `node_conditions`), asked at each Node event, so
+   * a rules reload changes what is kept from each Node's next write. Default: none.
+   */
+  conditionTypes?: () => ReadonlySet<string>;
   /** Loop tuning beyond the config (server timeout, backoff, metrics component); mostly for tests. */
   loop?: Pick<
     WatchLoopOptions<CachedNode>,
@@ -114,13 +127,14 @@ export function createNodeWatch(deps: WatchLoopDeps, options: NodeWatchOptions =
   const config = parseNodeWatchConfig(options.config);
   const classify = acceleratorRule(config);
   const callbacks = options.callbacks ?? {};
+  const conditionTypes = options.conditionTypes ?? ((): ReadonlySet<string> => NO_TYPES);
   const report = (name: string, previous: CachedNode | undefined, current: CachedNode | undefined): void =>
     callbacks.onChange?.({ name, previous, current });
   const loop: WatchLoop<CachedNode> = createWatchLoop(deps, {
     ...options.loop,
     resource: 'nodes',
     watchdogMs: config.watchdogSeconds * 1000,
-    transform: (raw) => nodeFromObject(raw, classify),
+    transform: (raw) => nodeFromObject(raw, classify, conditionTypes()),
     equals: sameNode,
     handlers: {
       onAdd: (name, node) => report(name, undefined, node),
@@ -161,8 +175,19 @@ export function acceleratorRule(
     (selector !== undefined && matchesLabels(selector, labels));
 }
 
+const NO_TYPES: ReadonlySet<string> = new Set();
+const NO_CONDITIONS: Readonly<Record<string, string>> = Object.freeze(
+  Object.create(null) as Record<string, string>,
+);
+/** The statuses a condition is kept with; a Node written by someone else may say anything. */
+const CONDITION_STATUSES: ReadonlySet<string> = new Set(['True', 'False', 'Unknown']);
+
 /** The cached value of a Node object, or undefined when it has no name. */
-export function nodeFromObject(raw: RawObject, isAccelerator: AcceleratorRule): CachedNode | undefined {
+export function nodeFromObject(
+  raw: RawObject,
+  isAccelerator: AcceleratorRule,
+  conditionTypes: ReadonlySet<string> = NO_TYPES,
+): CachedNode | undefined {
   const name = raw.metadata?.name;
   if (typeof name !== 'string' || name === '') return undefined;
   const status = recordOf(raw.status);
@@ -179,6 +204,7 @@ export function nodeFromObject(raw: RawObject, isAccelerator: AcceleratorRule): 
     clear: annotations[CLEAR_ANNOTATION],
     latched: annotations[LATCHED_ANNOTATION],
     npuHealthy,
+    ...namedConditions(conditions, conditionTypes),
     unschedulable: spec.unschedulable === true,
     remediation: annotations[REMEDIATION_ANNOTATION],
     maintenance: annotations[MAINTENANCE_ANNOTATION],
@@ -201,6 +227,7 @@ function sameNode(a: CachedNode, b: CachedNode): boolean {
     a.npuHealthy?.status === b.npuHealthy?.status &&
     a.npuHealthy?.reason === b.npuHealthy?.reason &&
     a.npuHealthy?.message === b.npuHealthy?.message &&
+    sameConditions(a.conditions, b.conditions) &&
     a.unschedulable === b.unschedulable &&
     a.remediation === b.remediation &&
     a.maintenance === b.maintenance &&
@@ -225,6 +252,36 @@ function conditionOf(
   if (!found) return undefined;
   const text = (value: unknown): string => (typeof value === 'string' ? value : '');
   return { status: text(found.status), reason: text(found.reason), message: text(found.message) };
+}
+
+/** The first condition of each named type with a known status, as type → status (no prototype); none: {}. */
+function namedConditions(
+  conditions: readonly Record<string, unknown>[],
+  types: ReadonlySet<string>,
+): { conditions?: Record<string, string> } {
+  if (types.size === 0) return {};
+  const out = Object.create(null) as Record<string, string>;
+  const seen = new Set<string>();
+  let kept = 0;
+  for (const condition of conditions) {
+    const { type, status } = condition;
+    if (typeof type !== 'string' || !types.has(type) || seen.has(type)) continue;
+    seen.add(type);
+    if (typeof status === 'string' && CONDITION_STATUSES.has(status)) {
+      out[type] = status;
+      kept++;
+    }
+  }
+  return kept === 0 ? {} : { conditions: out };
+}
+
+/** Two sets of cached conditions are the same when every type has the same status (absent: none). */
+export function sameConditions(
+  a: Readonly<Record<string, string>> = NO_CONDITIONS,
+  b: Readonly<Record<string, string>> = NO_CONDITIONS,
+): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
 }
 
 function recordOf(value: unknown): Record<string, unknown> {

@@ -79,6 +79,12 @@ export interface DetectionEngine {
   tick(now: number): Transition[];
   /** Sets the Node's Ready condition overlay (node-not-ready when ready is false). */
   setNodeReady(node: string, ready: boolean, now: number): Transition[];
+  /**
+   * Sets the Node's conditions (type → status) that the rules' `node_conditions` map to node
+   * reasons (CONTRACT §3.7): each entry's reason holds while its type has its status. Types
+   * the rules do not name, and statuses other than True/False/Unknown, match nothing.
+   */
+  setNodeConditions(node: string, conditions: Readonly<Record<string, string>>, now: number): Transition[];
   /** Declares the accelerator nodes that exist (for `unobserved`); optional. */
   setKnownNodes(nodes: Iterable<string>): void;
   /** Operator clear of latched failures on a node, or one device (by display id or key). */

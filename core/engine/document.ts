@@ -110,16 +110,18 @@ export function renderNodeEntry(node: NodeState, table: ReasonTable): PublishedN
  */
 function renderListed(node: NodeState, table: ReasonTable, cluster: StatusSummary): Listed | null {
   const summary = emptySummary();
+  // Warning node reasons (rules `node_conditions`): a signal on every device of the node.
+  const nodeSignals = node.overlays & ~table.nodes.overlay;
   const devices: { entry: PublishedDevice; holds: number }[] = [];
   let held = 0;
   for (const device of node.devices.values()) {
-    const status = publishedStatus(device.state, node.overlays);
+    const status = publishedStatus(device.state, node.overlays, table.nodes);
     summary.total++;
     summary[status]++;
     const holds = device.state === 'failed' ? 2 : device.state === 'degraded' ? 1 : 0;
     if (holds !== 0) held++;
     const signals = signalMask(table, device.state, device.active, device.causeCritical);
-    if (status === 'healthy' && signals === 0) continue;
+    if (status === 'healthy' && signals === 0 && nodeSignals === 0) continue;
     devices.push({ entry: renderDevice(device, node, table, status, signals), holds });
   }
   addSummary(cluster, summary);
@@ -166,7 +168,10 @@ function renderDevice(
     since: iso(byOverlay ? device.publishedSince : device.since),
     reason: publishedReason(device, node.overlays, table),
     reasons: [...reasonNames(table, device.active), ...overlayNames(node.overlays, table.nodes)],
-    signals: reasonNames(table, signals),
+    signals: [
+      ...reasonNames(table, signals),
+      ...overlayNames(node.overlays & ~table.nodes.overlay, table.nodes),
+    ],
     temperature_c: device.temperature,
     power_w: device.power,
     ecc_errors: device.ecc,
@@ -186,8 +191,10 @@ function renderDevice(
  *   (`cause`), so a degraded device is never published without a reason.
  * The reason may therefore be one that is no longer in `reasons` (the active ones).
  */
-export function publishedReason(device: DeviceState, overlays: number, table: ReasonTable): string | null {
+export function publishedReason(device: DeviceState, node: number, table: ReasonTable): string | null {
   const { state } = device;
+  // A warning node reason publishes nothing here: it changes no status (a signal, §3.7).
+  const overlays = node & table.nodes.overlay;
   if (state === 'healthy' && overlays === 0) return null;
   // Not reached with a null `cause`: a device leaves `healthy` only through a state change
   // (which records it) and starts `unknown` only with a reason in its first sample.

@@ -528,6 +528,95 @@ describe('overlays', () => {
     ]);
   });
 
+  it('raises a critical node_conditions reason as an overlay while the Node has the condition', () => {
+    const d = new Driver();
+    d.npus(0, [cool(0), { npu: 1, link: 'down', power: 0 }]);
+    const on = d.engine.setNodeConditions(
+      'node-a',
+      { KernelDeadlock: 'True', MemoryPressure: 'False' },
+      at(1),
+    );
+    expect(on.map((x) => `${x.npu}>${x.to}:${x.reason}`)).toEqual(['npu0>unknown:kernel-deadlock']);
+    expect(d.engine.setNodeConditions('node-a', { KernelDeadlock: 'True' }, at(2))).toEqual([]);
+    expect(d.device('npu0', 2)).toMatchObject({
+      status: 'unknown',
+      reason: 'kernel-deadlock',
+      reasons: ['kernel-deadlock'],
+    });
+    expect(d.device('npu1', 2)).toMatchObject({ status: 'failed', reason: 'npu-offline' }); // failed stays failed
+    const explained = d.engine.explain('node-a', undefined, at(2));
+    expect(explained.tracked && explained.overlays).toEqual(['kernel-deadlock']);
+    const off = d.engine.setNodeConditions('node-a', { KernelDeadlock: 'False' }, at(3));
+    expect(off.map((x) => `${x.npu}>${x.to}:${x.reason}`)).toEqual(['npu0>healthy:null']);
+    expect(d.device('npu0', 3)).toBeUndefined();
+  });
+
+  it('publishes a warning node_conditions reason as a signal on every device, changing no status', () => {
+    const d = new Driver();
+    d.npus(0, [cool(0), cool(1)]);
+    expect(d.engine.setNodeConditions('node-a', { DiskPressure: 'True' }, at(1))).toEqual([]);
+    const doc = publishedDocumentSchema.parse(d.engine.document(at(1), { identity: 't', term: 0 }));
+    expect(doc.nodes['node-a']?.summary).toMatchObject({ healthy: 2, unknown: 0 });
+    expect(doc.nodes['node-a']?.npus.map((x) => [x.id, x.status, x.reason, x.reasons, x.signals])).toEqual([
+      ['npu0', 'healthy', null, ['node-disk-pressure'], ['node-disk-pressure']],
+      ['npu1', 'healthy', null, ['node-disk-pressure'], ['node-disk-pressure']],
+    ]);
+    d.engine.setNodeConditions('node-a', {}, at(2));
+    expect(d.engine.nodeEntry('node-a')).toBeNull();
+  });
+
+  it('ignores condition types the rules do not name and statuses other than True, False, Unknown', () => {
+    const d = new Driver();
+    d.npus(0, [cool(0)]);
+    const odd = {
+      Ready: 'False',
+      Custom: 'True',
+      KernelDeadlock: 'true',
+      ReadonlyFilesystem: '',
+      ['__proto__']: 'True',
+    };
+    expect(d.engine.setNodeConditions('node-a', odd, at(1))).toEqual([]);
+    expect(
+      d.engine.setNodeConditions(
+        'node-a',
+        JSON.parse('{"__proto__":"True"}') as Record<string, string>,
+        at(1),
+      ),
+    ).toEqual([]);
+    expect(d.engine.nodeEntry('node-a')).toBeNull();
+    // A Node no snapshot came from yet is not listed, but its conditions count once it reports.
+    d.engine.setNodeConditions('node-b', { KernelDeadlock: 'True' }, at(1));
+    expect(d.npus(2, [cool(0)], { node: 'node-b' })).toEqual([]); // born unknown, held there
+    expect(d.device('npu0', 2, 'node-b')).toMatchObject({ status: 'unknown', reason: 'kernel-deadlock' });
+  });
+
+  it('evaluates the Node conditions again on a rules reload', () => {
+    const d = new Driver();
+    d.npus(0, [cool(0)]);
+    // GPUFallenOff is no default: kept, but it raises nothing yet.
+    expect(
+      d.engine.setNodeConditions('node-a', { GPUFallenOff: 'True', DiskPressure: 'True' }, at(1)),
+    ).toEqual([]);
+    expect(d.device('npu0', 1)).toMatchObject({ status: 'healthy', signals: ['node-disk-pressure'] });
+    // The operator maps their own condition, and no other.
+    const own = { node_conditions: [{ type: 'GPUFallenOff', reason: 'gpu-fallen-off' }] };
+    d.engine.setRules(rulesSchema.parse(own));
+    expect(d.tick(2).map((x) => `${x.npu}>${x.to}:${x.reason}`)).toEqual(['npu0>unknown:gpu-fallen-off']);
+    expect(d.device('npu0', 2)).toMatchObject({ status: 'unknown', reasons: ['gpu-fallen-off'] });
+    // node-not-ready keeps its place across a reload; the condition's reason goes with its entry.
+    d.engine.setNodeReady('node-a', false, at(3));
+    d.engine.setRules(rulesSchema.parse({ node_conditions: [] }));
+    expect(d.tick(4)).toEqual([]);
+    expect(d.device('npu0', 4)).toMatchObject({
+      status: 'unknown',
+      reason: 'node-not-ready',
+      reasons: ['node-not-ready'],
+    });
+    expect(d.engine.setNodeReady('node-a', true, at(5)).map((x) => `${x.npu}>${x.to}`)).toEqual([
+      'npu0>healthy',
+    ]);
+  });
+
   it('dates an unknown that begins under an overlay from its own change, not the overlay start', () => {
     const d = new Driver();
     d.npus(0, [cool(0)]);

@@ -24,6 +24,7 @@
  */
 import {
   DEFAULT_RULES,
+  MAX_NODE_CONDITIONS,
   type DeviceObservation,
   type DeviceStatus,
   type PublishedDevice,
@@ -55,6 +56,7 @@ import { REASON_TABLE, type ReasonEntry } from './reason-table.js';
 import {
   compileReasons,
   firstBit,
+  type CompiledNodeReasons,
   holdingMask,
   reasonNames,
   remapMask,
@@ -138,6 +140,8 @@ class Engine implements ReloadableEngine {
   #devices = 0;
   #fired = 0;
   #retired = 0;
+  /** Nodes whose node reasons a rules reload changed: their transitions come with the next tick. */
+  readonly #reloaded = new Set<NodeState>();
   /** The observed nodes that are not healthy but the last document rendered did not list. */
   #withheld: ReadonlyMap<string, Withheld> = new Map();
 
@@ -188,6 +192,9 @@ class Engine implements ReloadableEngine {
 
   tick(now: number): Transition[] {
     const out: Transition[] = [];
+    // A rules reload's changes of node reasons: published now (the host ticks after a reload).
+    for (const node of this.#reloaded) this.#publish(node, now, out);
+    this.#reloaded.clear();
     const queue = this.#deadlines;
     for (let top = queue.peek(); top !== undefined && top.at <= now; top = queue.peek()) {
       queue.pop();
@@ -199,6 +206,23 @@ class Engine implements ReloadableEngine {
   setNodeReady(name: string, ready: boolean, now: number): Transition[] {
     const node = this.#node(name);
     const overlays = ready ? node.overlays & ~NODE_NOT_READY : node.overlays | NODE_NOT_READY;
+    if (overlays === node.overlays) return [];
+    node.overlays = overlays;
+    const out: Transition[] = [];
+    this.#publish(node, now, out);
+    return out;
+  }
+
+  setNodeConditions(name: string, conditions: Readonly<Record<string, string>>, now: number): Transition[] {
+    const node = this.#node(name);
+    const kept = new Map<string, string>();
+    // Bounded whatever the Node says: only what the rules could name, and only known statuses.
+    for (const [type, status] of Object.entries(conditions)) {
+      if (kept.size >= MAX_KEPT_CONDITIONS) break;
+      if (typeof status === 'string' && CONDITION_STATUSES.has(status)) kept.set(type, status);
+    }
+    node.conditions = kept.size === 0 ? null : kept;
+    const overlays = withConditions(node.conditions, node.overlays, this.#c.table);
     if (overlays === node.overlays) return [];
     node.overlays = overlays;
     const out: Transition[] = [];
@@ -280,6 +304,11 @@ class Engine implements ReloadableEngine {
     const to = this.#c.table;
     for (const node of this.#nodes.values()) {
       for (const d of node.devices.values()) remapDevice(d, from, to);
+      // Node reasons by name (the fixed ones keep their bits); `node_conditions` evaluated again.
+      const overlays = remapNodeMask(node.overlays, from.nodes, to.nodes);
+      const next = withConditions(node.conditions, overlays, to);
+      if (next !== node.overlays) this.#reloaded.add(node);
+      node.overlays = next;
     }
     // Shorter thresholds move pending deadlines earlier than their queued entries: queue
     // them again (longer ones need nothing: an early entry re-queues itself when it pops).
@@ -305,6 +334,7 @@ class Engine implements ReloadableEngine {
     node.staleEntry = null;
     node.collectorEntry = null;
     this.#devices -= node.devices.size;
+    this.#reloaded.delete(node);
     this.#nodes.delete(name);
   }
 
@@ -363,7 +393,7 @@ class Engine implements ReloadableEngine {
       if ((node.overlays & AGENT_UNREACHABLE) !== 0) stale++;
       for (const d of node.devices.values()) {
         const family = d.family;
-        const status = publishedStatus(d.state, node.overlays);
+        const status = publishedStatus(d.state, node.overlays, this.#c.table.nodes);
         const key = `${family}/${status}`;
         const entry = counts.get(key);
         if (entry) entry.count++;
@@ -609,7 +639,7 @@ class Engine implements ReloadableEngine {
   #publish(node: NodeState, at: number, out: Transition[]): void {
     const table = this.#c.table;
     for (const device of node.devices.values()) {
-      const status = publishedStatus(device.state, node.overlays);
+      const status = publishedStatus(device.state, node.overlays, table.nodes);
       if (status === device.published) continue;
       out.push({
         at: formatTimestamp(at),
@@ -624,6 +654,37 @@ class Engine implements ReloadableEngine {
       device.publishedSince = at;
     }
   }
+}
+
+/** Node conditions kept per node, at most (the rules name at most MAX_NODE_CONDITIONS types). */
+const MAX_KEPT_CONDITIONS = 2 * MAX_NODE_CONDITIONS;
+/** The statuses a condition may match; any other matches nothing. */
+const CONDITION_STATUSES: ReadonlySet<string> = new Set(['True', 'False', 'Unknown']);
+
+/** `overlays` with its `node_conditions` bits set from the Node's `conditions` under `table`. */
+function withConditions(
+  conditions: ReadonlyMap<string, string> | null,
+  overlays: number,
+  table: ReasonTable,
+): number {
+  const { conditions: rules, conditioned } = table.nodes;
+  let raised = 0;
+  if (conditions !== null)
+    for (const { bit, type, status } of rules) if (conditions.get(type) === status) raised |= bit;
+  return (overlays & ~conditioned) | raised;
+}
+
+/** Re-expresses a node mask of `from`'s bits in `to`'s, by name (a reload moves `node_conditions` bits). */
+function remapNodeMask(mask: number, from: CompiledNodeReasons, to: CompiledNodeReasons): number {
+  if (mask === 0 || from === to) return mask;
+  let out = 0;
+  for (let rest = mask; rest !== 0; rest &= rest - 1) {
+    const i = firstBit(rest);
+    if (((1 << i) & from.conditioned) !== 0) continue; // evaluated again from the conditions
+    const j = to.names.indexOf(from.names[i] ?? '');
+    if (j >= 0 && ((1 << j) & to.conditioned) === 0) out |= 1 << j;
+  }
+  return out;
 }
 
 /** The order in which left-out devices are forgotten to make room (#makeRoom). */

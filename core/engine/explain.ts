@@ -101,7 +101,7 @@ function explainDevice(
   c: ExplainContext,
 ): DeviceExplanation {
   const { table } = c;
-  const status = publishedStatus(d.state, node.overlays);
+  const status = publishedStatus(d.state, node.overlays, table.nodes);
   const latched = reasonNames(table, d.latched);
   return {
     id: d.id,
@@ -156,7 +156,7 @@ function ruleOf(bit: number, c: ExplainContext): string {
 function decidedBy(d: DeviceState, status: DeviceStatus, overlays: number, c: ExplainContext): string {
   const { rules } = c;
   if (status !== d.state)
-    return `overlay ${overlayNames(overlays, c.table.nodes).join(', ')}: a node overlay publishes any state but failed as unknown`;
+    return `overlay ${overlayNames(overlays & c.table.nodes.overlay, c.table.nodes).join(', ')}: a node overlay publishes any state but failed as unknown`;
   switch (d.state) {
     case 'healthy':
       return d.active === 0 ? 'no reason active' : 'only reasons that have not changed the status (signals)';

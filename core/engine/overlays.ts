@@ -12,18 +12,25 @@
 import { REASONS, nodeReasons, type NodeReasonId, type NodeReasonSpec } from '../../contracts/index.js';
 import type { DeviceStatus } from './api.js';
 
-/** What the node mask's bits publish: each one's name and the node `agent` it sets (null: unchanged). */
+/**
+ * What the node mask's bits publish: each one's name and the node `agent` it sets (null:
+ * unchanged), and which bits publish the node's devices `unknown` (`overlay`: every node
+ * reason but a warning one, which is a signal on each device instead).
+ */
 export interface NodeReasons {
   readonly names: readonly string[];
   readonly agents: readonly (Exclude<NodeReasonSpec['agent'], undefined> | null)[];
+  readonly overlay: number;
 }
 
 const CATALOGUE_NODES = nodeReasons(REASONS);
+const FIXED_NODES = CATALOGUE_NODES.filter((r) => r.family === undefined);
 
-/** The catalogue's node reasons (what a table compiled from it publishes). */
+/** The catalogue's fixed node reasons (what a table compiled from it publishes, less the rules' `node_conditions`). */
 export const NODE_REASONS: NodeReasons = {
-  names: CATALOGUE_NODES.map((r) => r.name),
-  agents: CATALOGUE_NODES.map((r) => r.agent ?? null),
+  names: FIXED_NODES.map((r) => r.name),
+  agents: FIXED_NODES.map((r) => r.agent ?? null),
+  overlay: (1 << FIXED_NODES.length) - 1,
 };
 
 const bitOf = (id: NodeReasonId): number => 1 << CATALOGUE_NODES.findIndex((r) => r.id === id);
@@ -58,9 +65,15 @@ export function firstOverlay(mask: number, nodes: NodeReasons = NODE_REASONS): s
   return nodes.names[31 - Math.clz32(mask & -mask)] ?? null;
 }
 
-/** The published status of a device in `state` on a node with `overlays`. */
-export function publishedStatus(state: DeviceStatus, overlays: number): DeviceStatus {
-  return overlays !== 0 && state !== 'failed' ? 'unknown' : state;
+const EVERY_BIT = { overlay: -1 };
+
+/** The published status of a device in `state` on a node with `overlays` (only `nodes.overlay` bits count). */
+export function publishedStatus(
+  state: DeviceStatus,
+  overlays: number,
+  nodes: Pick<NodeReasons, 'overlay'> = EVERY_BIT,
+): DeviceStatus {
+  return (overlays & nodes.overlay) !== 0 && state !== 'failed' ? 'unknown' : state;
 }
 
 /** The node's `agent` field: the first overlay in order that sets one (`stale` beats `collector-error`). */

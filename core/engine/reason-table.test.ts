@@ -134,7 +134,7 @@ describe('a reason added as one table entry plus its check', () => {
     expect(tables.order).toBe(
       product.order
         .replace('`high-temp`, ', '`high-temp`, `power-spike`, ')
-        .replace('`collector-error`.', '`collector-error`, `serving-down`.'),
+        .replace('`<node-condition>`.', '`<node-condition>`, `serving-down`.'),
     );
   });
 
@@ -159,16 +159,23 @@ describe('the product’s reason table', () => {
     expect(REASON_TABLE.map((r) => r.id)).toEqual(REASONS.map((r) => r.id));
     const checked = new Set(REASON_TABLE.filter((r) => 'check' in r.raise).map((r) => r.id));
     const raisedBy = REASON_TABLE.flatMap((r) => ('by' in r.raise ? [[r.scope, r.raise.by] as const] : []));
-    expect(raisedBy.filter(([scope, by]) => (by === 'engine' ? scope !== 'node' : !checked.has(by)))).toEqual(
-      [],
-    );
+    expect(
+      raisedBy.filter(([scope, by]) =>
+        by === 'engine' || by === 'conditions' ? scope !== 'node' : !checked.has(by),
+      ),
+    ).toEqual([]);
   });
 
   it('refuses a table whose reason names no check, or that moves or leaves out a reason the engine raises', () => {
     const orphan = { ...powerSpike, raise: { by: 'no-such-reason' } } as ReasonEntry;
     expect(() => compileReasons(DEFAULT_RULES, [...REASON_TABLE, orphan])).toThrow(/no-such-reason/);
     expect(() => compileReasons(DEFAULT_RULES, [servingDown, ...REASON_TABLE])).toThrow(/agent-unreachable/);
-    expect(() => compileReasons(DEFAULT_RULES, REASON_TABLE.slice(0, -1))).toThrow(/collector-error/);
+    expect(() =>
+      compileReasons(
+        DEFAULT_RULES,
+        REASON_TABLE.filter((r) => r.id !== 'collector-error'),
+      ),
+    ).toThrow(/collector-error/);
   });
 });
 

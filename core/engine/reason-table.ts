@@ -42,8 +42,13 @@ export interface CheckContext {
 /** How a device reason is raised: by its own check, or by another entry's (`by`: its id). */
 export type DeviceRaise = { readonly check: (ctx: CheckContext) => SampleCheck } | { readonly by: string };
 
-/** How a node reason is raised: by a check of each fresh snapshot, or by the engine itself (a timer, the Node's Ready condition). */
-export type NodeRaise = { readonly check: (rules: Rules) => NodeCheck } | { readonly by: 'engine' };
+/**
+ * How a node reason is raised: by a check of each fresh snapshot, by the engine itself (a
+ * timer, the Node's Ready condition), or by the Node's conditions the controller passes
+ * (`conditions`: a family whose members are the rules' `node_conditions`).
+ */
+export type NodeRaise =
+  { readonly check: (rules: Rules) => NodeCheck } | { readonly by: 'engine' } | { readonly by: 'conditions' };
 
 /** A reason the engine can raise: a catalogue entry and how. */
 export type ReasonEntry =
@@ -190,6 +195,7 @@ const RAISES: { readonly [id in DeviceReasonId]: DeviceRaise } & {
   'agent-unreachable': { by: 'engine' },
   'node-not-ready': { by: 'engine' },
   'collector-error': { by: 'engine' },
+  'node-condition': { by: 'conditions' },
 };
 
 /** The product's reason table: the catalogue, in its order, each reason with how it is raised. */

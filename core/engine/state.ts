@@ -85,6 +85,12 @@ export interface NodeState {
   cachedSince: number;
   /** Overlay bits (overlays.ts). */
   overlays: number;
+  /**
+   * The Node's conditions the controller passed (type → `True`/`False`/`Unknown`, only the
+   * types the rules name when passed): kept to raise `node_conditions` reasons again on a
+   * rules reload. Null until any is passed.
+   */
+  conditions: ReadonlyMap<string, string> | null;
   devices: Map<string, DeviceState>;
   /** The live queue entries of the agent-unreachable and collector-error deadlines (deadlines.ts). */
   staleEntry: DeadlineEntry<NodeState> | null;
@@ -104,6 +110,7 @@ export function newNode(name: string, order: number): NodeState {
     observedAt: Number.NaN,
     cachedSince: Number.NaN,
     overlays: 0,
+    conditions: null,
     devices: new Map(),
     staleEntry: null,
     collectorEntry: null,

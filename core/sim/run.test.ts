@@ -103,6 +103,7 @@ describe('playScenario', () => {
         return [];
       },
       setNodeReady: () => [],
+      setNodeConditions: () => [],
       setKnownNodes: () => undefined,
       clear: () => [],
       document: () => ({}),
