@@ -9,6 +9,7 @@ import { access, constants } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
 import type { Payload, Snapshot } from '../contracts/index.js';
 import type { SimKind } from '../core/sim/index.js';
+import { devicesIn } from '../core/normalise.js';
 import { FAMILIES } from '../families/index.js';
 import {
   createHeapTrimmer,
@@ -194,6 +195,9 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   }
 
   let lastSnapshot: Snapshot | null = null;
+  // The last snapshot with the tool's own fresh readings (not a resend, not old readings
+  // carrying new events, not a liveness sample), for the device series.
+  let lastReadings: { snapshot: Snapshot; at: number } | null = null;
   let lastQueuedAt = Number.NaN;
   const sampler = createSampler(
     {
@@ -206,6 +210,8 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
       ...(board ? { muted: () => board.active('silence', clock.now()) } : {}),
       onSnapshot: (snapshot) => {
         lastSnapshot = snapshot;
+        if (!snapshot.cached && snapshot.stale_readings !== true && devicesIn(snapshot.payload) > 0)
+          lastReadings = { snapshot, at: clock.monotonic() };
         lastQueuedAt = clock.monotonic();
       },
       clock,
@@ -239,9 +245,16 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
     );
   }
 
+  // How long a snapshot counts as recent: for readiness, and for the readings on /metrics.
+  const staleAfterMs =
+    Math.max(5000, 3 * config.sampling.intervalMs) + config.probe.timeoutMs * (config.probe.retries + 1);
   // Each device's readings and published status on /metrics: one target per node, as the
-  // exporters (npu-exporter, dcgm-exporter) users already scrape.
-  createDeviceMetrics(registry, () => deviceTelemetry(config.node, lastSnapshot, feed.current()));
+  // exporters (npu-exporter, dcgm-exporter) users already scrape. Readings older than
+  // staleAfterMs are left out (a failing tool's last numbers are not current).
+  createDeviceMetrics(registry, () => {
+    const fresh = lastReadings !== null && clock.monotonic() - lastReadings.at <= staleAfterMs;
+    return deviceTelemetry(config.node, fresh ? (lastReadings?.snapshot ?? null) : null, feed.current());
+  });
 
   const localApp = createLocalApp(
     {
@@ -272,8 +285,6 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   // Ready once a snapshot went out recently: a pod behind the node-local Service then gets a
   // live agent. Push failures do not make it unready (pods still get the last known status
   // and /v1/health says the push is failing).
-  const staleAfterMs =
-    Math.max(5000, 3 * config.sampling.intervalMs) + config.probe.timeoutMs * (config.probe.retries + 1);
   server.addReadyCheck(
     'sampling',
     () =>

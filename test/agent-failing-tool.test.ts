@@ -144,6 +144,13 @@ describe('a failing tool reads as one, through a real function and controller', 
       'observed',
     );
     const journalled = followJournal(journal, node);
+    const metrics = async (): Promise<string> => (await fetch(`${agentUrl}/metrics`)).text();
+    const temperatures = (text: string): string[] =>
+      text
+        .split('\n')
+        .filter((l) => l.startsWith(`npu_fault_agent_device_temperature_celsius{node="${node}"`));
+    // The device series carry the tool's readings while it answers.
+    expect(temperatures(await metrics())).toHaveLength(8);
     try {
       const hangAt = Date.now();
       const injected = await fetch(`${agentUrl}/v1/sim/faults`, {
@@ -175,6 +182,18 @@ describe('a failing tool reads as one, through a real function and controller', 
       expect(Math.max(...gaps)).toBeLessThanOrEqual(2000);
       const stale = follower.seen.filter((s) => s.document.nodes[node]?.agent === 'stale');
       expect(stale).toEqual([]);
+      // The hung tool's last numbers are not exported as current: the readings leave /metrics
+      // (within the agent's staleness, 14 s here) while the published status says unknown.
+      let text = await metrics();
+      for (const deadline = hangAt + 30_000; temperatures(text).length > 0; text = await metrics()) {
+        if (Date.now() > deadline) throw new Error("the hung tool's readings stayed on /metrics");
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      expect(
+        text
+          .split('\n')
+          .filter((l) => l.startsWith('npu_fault_agent_device_status{') && l.endsWith('status="unknown"} 1')),
+      ).toHaveLength(8);
       console.log(
         `failing tool: collector-error published ${elapsed} ms after the hang; ${arrivals.length} snapshots, largest gap ${Math.max(...gaps)} ms`,
       );

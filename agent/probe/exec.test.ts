@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExecToolError, STDERR_HEAD_BYTES, STDERR_TAIL_BYTES, createExecTool } from './exec.js';
@@ -89,6 +91,24 @@ describe('createExecTool', () => {
     expect(error).toMatchObject({ kind: 'aborted' });
     expect(error.message).toContain('deadline passed');
     await waitFor(() => isProcessGone(toolPid) && isProcessGone(grandchild), 'both processes are gone', 2000);
+  });
+
+  it('fails with kind spawn, and lives on, when Node reports the failure only as an event with no pipes (EMFILE)', async () => {
+    // What node:child_process does when the agent is out of file descriptors: no pipes, no
+    // pid, and an 'error' event on the next tick.
+    const outOfDescriptors = (() => {
+      const child = new EventEmitter() as EventEmitter & { stdout: null; stderr: null; pid: undefined };
+      Object.assign(child, { stdout: null, stderr: null, pid: undefined });
+      process.nextTick(() =>
+        child.emit('error', Object.assign(new Error('spawn EMFILE'), { code: 'EMFILE' })),
+      );
+      return child;
+    }) as unknown as typeof spawn;
+    const error = await failure(
+      createExecTool({ spawn: outOfDescriptors })('npu-smi', [], { signal: never() }),
+    );
+    expect(error).toMatchObject({ kind: 'spawn' });
+    expect(error.message).toBe('npu-smi could not be started: EMFILE');
   });
 
   it('does not start a tool when the signal is already aborted', async () => {

@@ -20,8 +20,7 @@
  * orphans, the container runtime's shim (a child subreaper) in a pod. Tools run in the C
  * locale, the number format the parsers read.
  */
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
-import type { Readable } from 'node:stream';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { excerpt } from '../../core/errors.js';
 import { AppError } from '../../platform/index.js';
 
@@ -216,6 +215,8 @@ export interface ExecToolDeps {
   reclaim?: () => void;
   /** Default 2 MiB. */
   reclaimEveryBytes?: number;
+  /** Starts a process (default node:child_process spawn; tests give a stand-in). */
+  spawn?: typeof spawn;
 }
 
 /**
@@ -234,14 +235,15 @@ export function createExecTool(deps: ExecToolDeps = {}): ExecTool {
     sinceReclaim = 0;
     deps.reclaim();
   };
-  return (command, args, options) => run(command, args, options, { env, read });
+  const start = deps.spawn ?? spawn;
+  return (command, args, options) => run(command, args, options, { env, read, spawn: start });
 }
 
 function run(
   command: string,
   args: readonly string[],
   options: { signal: AbortSignal; maxOutputBytes?: number },
-  how: { env: NodeJS.ProcessEnv; read: (bytes: number) => void },
+  how: { env: NodeJS.ProcessEnv; read: (bytes: number) => void; spawn: typeof spawn },
 ): Promise<string> {
   const { env, read } = how;
   const { signal } = options;
@@ -249,10 +251,10 @@ function run(
   const name = excerpt(command, 80);
   if (signal.aborted)
     return Promise.reject(new ExecToolError('aborted', `${name} was stopped: ${abortReason(signal)}`));
-  let child: ChildProcessByStdio<null, Readable, Readable>;
+  let child: ChildProcess;
   try {
     // Detached: the tool leads a process group (and session) of its own, which is what is killed.
-    child = spawn(command, [...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
+    child = how.spawn(command, [...args], { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   } catch (error) {
     return Promise.reject(spawnFailure(name, error));
   }
@@ -273,13 +275,20 @@ function run(
     const stop = (): void => {
       killGroup();
       // A descendant outside the group may still hold the pipes: close our ends now.
-      child.stdout.destroy();
-      child.stderr.destroy();
+      child.stdout?.destroy();
+      child.stderr?.destroy();
     };
     const onAbort = (): void => {
       stop();
       settle(() => reject(new ExecToolError('aborted', `${name} was stopped: ${abortReason(signal)}`)));
     };
+    // First: Node reports some failures to start (EMFILE, ENFILE) only by this event, with no
+    // pipes, and an 'error' nobody listens to would end the agent.
+    child.once('error', (error) => {
+      stop();
+      settle(() => reject(spawnFailure(name, error, stderr.text())));
+    });
+    if (child.stdout === null || child.stderr === null) return;
     signal.addEventListener('abort', onAbort, { once: true });
     child.stdout.on('data', (chunk: Buffer) => {
       read(chunk.length);
@@ -296,10 +305,6 @@ function run(
     child.stderr.on('data', (chunk: Buffer) => {
       read(chunk.length);
       stderr.push(chunk);
-    });
-    child.once('error', (error) => {
-      stop();
-      settle(() => reject(spawnFailure(name, error, stderr.text())));
     });
     // Whatever the tool left running in its group goes with it. The group's id is not handed
     // to a new process while any member lives, so this reaches only the tool's descendants.

@@ -125,7 +125,9 @@ function renderListed(node: NodeState, table: ReasonTable, cluster: StatusSummar
     devices.push({ entry: renderDevice(device, node, table, status, signals), holds });
   }
   addSummary(cluster, summary);
-  if (devices.length === 0 && node.overlays === 0) return null;
+  // Only a critical node reason lists a node by itself; a warning shows on its devices.
+  const overlaid = (node.overlays & table.nodes.overlay) !== 0;
+  if (devices.length === 0 && !overlaid) return null;
   // By display id, then key: a (dishonest) snapshot may give two devices one id.
   devices.sort(
     (a, b) =>
@@ -144,7 +146,7 @@ function renderListed(node: NodeState, table: ReasonTable, cluster: StatusSummar
     holds: devices.map((d) => d.holds),
     held,
     stale: (node.overlays & AGENT_UNREACHABLE) !== 0,
-    overlays: node.overlays !== 0,
+    overlays: overlaid,
   };
 }
 

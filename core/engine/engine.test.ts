@@ -565,6 +565,15 @@ describe('overlays', () => {
     expect(d.engine.nodeEntry('node-a')).toBeNull();
   });
 
+  it('does not list a node with no devices for a warning node_conditions reason alone, but does for a critical one', () => {
+    const d = new Driver();
+    d.npus(0, []); // a node whose tool lists no device (a liveness sample)
+    d.engine.setNodeConditions('node-a', { DiskPressure: 'True' }, at(1));
+    expect(d.engine.nodeEntry('node-a')).toBeNull();
+    d.engine.setNodeConditions('node-a', { DiskPressure: 'True', KernelDeadlock: 'True' }, at(2));
+    expect(d.engine.nodeEntry('node-a')).toMatchObject({ node: 'node-a', npus: [] });
+  });
+
   it('ignores condition types the rules do not name and statuses other than True, False, Unknown', () => {
     const d = new Driver();
     d.npus(0, [cool(0)]);
