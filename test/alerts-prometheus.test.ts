@@ -411,6 +411,17 @@ describeWithPrometheus(TITLE, () => {
       watch('NpuFaultStaleAgents', { namespace: 'ai-infra', severity: 'warning' }, started).then((found) =>
         expect(Number(found[0]?.value)).toBe(1),
       ),
+      // The ECC alerts clear once their last increase leaves the 5-minute window: the
+      // uncorrectable burst's at the fault (timed from it), the storm's when it ended.
+      ...(
+        [
+          ['NpuFaultDeviceEccUncorrectable', started],
+          ['NpuFaultDeviceEccCorrectable', ended],
+        ] as const
+      ).map(async ([name, since]) => {
+        await alertsUntil(gone(name), `${name} cleared`, 480_000);
+        clearedAt[name] = seconds(since);
+      }),
     ]);
 
     // Another holder takes the Lease for an hour: no replica leads.
