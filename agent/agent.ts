@@ -33,7 +33,7 @@ import {
 import type { AgentConfig, CollectorKind } from './config.js';
 import { createDeviceNodeWatcher, createKmsgFollower } from './events/index.js';
 import { applyInventory, emptyInventory, scanInventory, type Inventory } from './inventory/index.js';
-import { createFaultFeed, createLocalApp, type FaultFeed } from './local/index.js';
+import { createFaultFeed, createLocalApp, type FaultFeed, type FaultState } from './local/index.js';
 import {
   createExecTool,
   createProbe,
@@ -44,7 +44,7 @@ import {
 import { createSender, type Sender } from './push/index.js';
 import { createSampler, type Sampler } from './sampler/index.js';
 import { FaultBoard, SIM_FAULTS_PATH, loadSimNode } from './sim/index.js';
-import { createDeviceMetrics, deviceTelemetry } from './telemetry/index.js';
+import { createDeviceMetrics, deviceTelemetry, type DeviceTelemetry } from './telemetry/index.js';
 
 /** Device node names the watcher follows: each family's (`davinci<N>`, `nvidia<N>`). */
 const DEVICE_NODE = new RegExp(`^(${FAMILIES.deviceNodes.map((prefix) => `${prefix}\\d+`).join('|')})$`);
@@ -251,9 +251,15 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   // Each device's readings and published status on /metrics: one target per node, as the
   // exporters (npu-exporter, dcgm-exporter) users already scrape. Readings older than
   // staleAfterMs are left out (a failing tool's last numbers are not current).
+  // The nine device metrics read the same rows: worked out once per new snapshot or answer.
+  let rows: { snapshot: Snapshot | null; published: FaultState; devices: DeviceTelemetry[] } | undefined;
   createDeviceMetrics(registry, () => {
     const fresh = lastReadings !== null && clock.monotonic() - lastReadings.at <= staleAfterMs;
-    return deviceTelemetry(config.node, fresh ? (lastReadings?.snapshot ?? null) : null, feed.current());
+    const snapshot = fresh ? (lastReadings?.snapshot ?? null) : null;
+    const published = feed.current();
+    if (rows?.snapshot !== snapshot || rows.published !== published)
+      rows = { snapshot, published, devices: deviceTelemetry(config.node, snapshot, published) };
+    return rows.devices;
   });
 
   const localApp = createLocalApp(

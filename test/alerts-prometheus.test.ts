@@ -22,9 +22,14 @@ import { parse } from 'yaml';
 import { microTime } from '../platform/k8s/index.js';
 import { createAgentIdentity } from './setup/agent-identity.js';
 import { createTestNamespace, type TestNamespace } from './setup/cluster.js';
-import { startTestFunction, startTestReplica, type ControllerProcess } from './setup/controller-process.js';
+import {
+  startControllerProcess,
+  startTestFunction,
+  startTestReplica,
+  type ControllerProcess,
+} from './setup/controller-process.js';
 import { controllerAccess, functionAccess, type ControllerAccess } from './setup/controller-rbac.js';
-import { startControllerProcess } from './setup/controller-process.js';
+import { metricNames } from './setup/promql.js';
 import {
   prometheusMissing,
   startPrometheus,
@@ -80,23 +85,6 @@ function exportedSeries(exposition: string): string[] {
       out.push(`${name}_bucket`, `${name}_sum`, `${name}_count`);
   }
   return out;
-}
-
-/** The metric names a PromQL expression selects (the series names in it). */
-function selectedMetrics(expr: string): string[] {
-  const bare = expr
-    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
-    .replace(/\{[^}]*\}/g, ' ')
-    .replace(/\[[^\]]*\]/g, ' ')
-    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
-  const names: string[] = [];
-  for (const match of bare.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*(\s*\()?/g)) {
-    const identifier = match[0].replace(/\s*\($/, '');
-    if (match[1] !== undefined) continue; // a function or an aggregation
-    if (/^(and|or|unless|bool|offset|inf|nan)$/i.test(identifier)) continue;
-    names.push(identifier);
-  }
-  return names;
 }
 
 /** A stand-in vLLM: its latency histogram, fed a request every 100 ms at a latency the test sets. */
@@ -201,6 +189,23 @@ describeWithPrometheus(TITLE, () => {
   const gone = (name: string) => (alerts: PrometheusAlert[]) =>
     alerts.some((a) => a.labels.alertname === name) ? false : [];
 
+  /** A simulated 910B agent for `name` (its Node and pod exist), its fault API behind the test's token. */
+  const startSimAgent = (name: string, tokenFile: string, functionPort: number): ControllerProcess =>
+    startControllerProcess({
+      identity: name === node ? 'agent' : `agent-${name}`,
+      command: 'agent',
+      args: [
+        '--collector=sim',
+        '--sim-enabled',
+        '--sim-kind=910B',
+        `--sim-fault-token-file=${join(dir, 'fault-token')}`,
+        `--node=${name}`,
+        `--function-url=http://127.0.0.1:${functionPort}`,
+        `--token-file=${tokenFile}`,
+        '--probe-warmup-seconds=0',
+      ],
+    });
+
   beforeAll(async () => {
     ns = await createTestNamespace('alerts');
     controllers = await controllerAccess(ns);
@@ -229,39 +234,13 @@ describeWithPrometheus(TITLE, () => {
     });
     processes.push(function_);
     const functionPort = await function_.port('http');
-    const agent = startControllerProcess({
-      identity: 'agent',
-      command: 'agent',
-      args: [
-        '--collector=sim',
-        '--sim-enabled',
-        '--sim-kind=910B',
-        `--sim-fault-token-file=${join(dir, 'fault-token')}`,
-        `--node=${node}`,
-        `--function-url=http://127.0.0.1:${functionPort}`,
-        `--token-file=${tokenFile}`,
-        '--probe-warmup-seconds=0',
-      ],
-    });
+    const agent = startSimAgent(node, tokenFile, functionPort);
     processes.push(agent);
     // A second node whose agent the test kills: NpuFaultStaleAgents.
     const secondIdentity = await createAgentIdentity(core, ns.name, `${node}-2`, 'agent-2');
     const secondTokenFile = join(dir, 'token-2');
     writeFileSync(secondTokenFile, await secondIdentity.mintToken(), { mode: 0o600 });
-    secondAgent = startControllerProcess({
-      identity: 'agent-2',
-      command: 'agent',
-      args: [
-        '--collector=sim',
-        '--sim-enabled',
-        '--sim-kind=910B',
-        `--sim-fault-token-file=${join(dir, 'fault-token')}`,
-        `--node=${node}-2`,
-        `--function-url=http://127.0.0.1:${functionPort}`,
-        `--token-file=${secondTokenFile}`,
-        '--probe-warmup-seconds=0',
-      ],
-    });
+    secondAgent = startSimAgent(`${node}-2`, secondTokenFile, functionPort);
     processes.push(secondAgent);
     secondAgentUrl = `http://127.0.0.1:${await secondAgent.port('http')}`;
     const agentPort = await agent.port('http');
@@ -328,9 +307,9 @@ describeWithPrometheus(TITLE, () => {
     ]);
     const ruleNames = shippedRules()
       .groups.flatMap((g) => g.rules)
-      .flatMap((r) => selectedMetrics(r.expr).map((metric) => ({ where: r.alert ?? r.record, metric })));
+      .flatMap((r) => metricNames(r.expr).map((metric) => ({ where: r.alert ?? r.record, metric })));
     const panelNames = dashboardQueries().flatMap(({ panel, expr }) =>
-      selectedMetrics(expr).map((metric) => ({ where: panel, metric })),
+      metricNames(expr).map((metric) => ({ where: panel, metric })),
     );
     expect(ruleNames.length).toBeGreaterThan(0);
     expect(panelNames.length).toBeGreaterThan(0);

@@ -24,6 +24,7 @@ import { createLeaderElector } from '../controller/leader-election/index.js';
 import { FakeLeaseClient } from '../controller/leader-election/testing.js';
 import { FakeClock, createLogger, createRegistry, type Registry } from '../platform/index.js';
 import { binDir } from './setup/cluster.js';
+import { metricNames } from './setup/promql.js';
 import { PROMTOOL_BUILD_TIMEOUT_MS, checkMetrics, promtool, runPromtool } from './setup/promtool.js';
 
 const run = promisify(execFile);
@@ -40,14 +41,6 @@ const PROM_CLIENT_TOTAL_GAUGES = [
   'nodejs_active_requests_total',
   'nodejs_active_resources_total',
 ];
-
-/** PromQL functions, aggregations and keywords the queries may use. */
-const PROMQL_FUNCTIONS = new Set(
-  'absent avg count histogram_quantile increase irate max min rate sort_desc sum time timestamp vector'.split(
-    ' ',
-  ),
-);
-const PROMQL_KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan']);
 
 /** A PrometheusRule's rule, as the operator's CRD spells it. */
 interface Rule {
@@ -121,31 +114,6 @@ function only<T extends k8s.KubernetesObject>(
 
 function alerts(spec: RuleSpec): Rule[] {
   return spec.groups.flatMap((g) => g.rules).filter((r) => r.alert !== undefined);
-}
-
-/**
- * The metric names a PromQL expression selects: what is left once strings, label matchers,
- * ranges, grouping clauses, functions, keywords and numbers are taken out. Throws on a
- * function outside PROMQL_FUNCTIONS (a typo would otherwise read as a metric).
- */
-function metricNames(expr: string): string[] {
-  const bare = expr
-    .replace(/"(?:[^"\\]|\\.)*"/g, '""')
-    .replace(/\{[^}]*\}/g, ' ')
-    .replace(/\[[^\]]*\]/g, ' ')
-    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ');
-  const names: string[] = [];
-  for (const match of bare.matchAll(/[a-zA-Z_:][a-zA-Z0-9_:]*(\s*\()?/g)) {
-    const identifier = match[0].replace(/\s*\($/, '');
-    if (PROMQL_KEYWORDS.has(identifier.toLowerCase())) continue;
-    if (match[1] !== undefined) {
-      if (!PROMQL_FUNCTIONS.has(identifier))
-        throw new Error(`unknown PromQL function ${identifier} in: ${expr}`);
-    } else {
-      names.push(identifier);
-    }
-  }
-  return names;
 }
 
 /** A controller registry as it is today: default process metrics, the leader election's and self-healing's. */

@@ -13,4 +13,4 @@ export {
   type DeviceTelemetry,
   type PublishedView,
 } from './device-telemetry.js';
-export { HEALTH_WORDS, createDeviceMetrics, deviceMetricNames } from './metrics.js';
+export { createDeviceMetrics, deviceMetricNames } from './metrics.js';
