@@ -35,4 +35,11 @@ export {
   type FamilyPayloadSchema,
   type FamilyPayloadShape,
 } from './payload.js';
+export {
+  NODE_PROBLEM_REASONS,
+  nodeProblemSchema,
+  nodeProblemsSchema,
+  type NodeProblemReading,
+  type NodeProblemReason,
+} from './node-problems.js';
 export * as plain from './plain.js';

@@ -23,4 +23,8 @@ export const SNAPSHOT_LIMITS = {
   devices: 512,
   /** Largest consecutive_failures of a canary. */
   canaryFailures: 1_000_000_000,
+  /** Most node problems of one payload. */
+  nodeProblems: 32,
+  /** Longest node problem message. */
+  problemMessage: 256,
 } as const;
