@@ -445,6 +445,10 @@ export function renderExplanation(response: ExplainResponse): string {
   const withheld = WITHHELD[node.withheld ?? ''];
   if (withheld !== undefined)
     lines.push(`  not listed in the published status (${withheld}): readers see it as unknown`);
+  for (const r of node.node_reasons)
+    lines.push(
+      `  node reason ${r.reason}: ${r.rule}${r.message === '' ? '' : `; the agent saw: ${r.message}`}`,
+    );
   for (const t of node.timers) lines.push(`  ${timerLine(t)}`);
   for (const d of node.devices) {
     lines.push('');

@@ -124,8 +124,14 @@ export const explainNodeSchema = z.object({
   boot_id: z.string().nullable(),
   seq: z.number().int().nullable(),
   samples: z.number().int(),
-  /** Node overlays in force (agent-unreachable, node-not-ready, collector-error). */
+  /** Node reasons in force (CONTRACT §3.7), in publication order: the node entry's `reasons`. */
   overlays: z.array(z.string()),
+  /**
+   * Each of `overlays` with its rule (thresholds and severity in force) and, for a node problem
+   * the agent reports, what its check saw (empty otherwise). Left out by replicas older than
+   * node problems: none.
+   */
+  node_reasons: z.array(z.object({ reason: z.string(), rule: z.string(), message: z.string() })).default([]),
   /**
    * Not listed by the last document rendered although not healthy (CONTRACT §5.3): summarised
    * in an ingest outage or cut to fit the byte budget; readers then take it as unknown.

@@ -66,6 +66,12 @@ export const publishedNodeSchema = z.object({
   /** collected_at of the node's newest accepted snapshot. */
   observed_at: isoTime,
   agent: agentStateSchema,
+  /**
+   * The node reasons that hold (CONTRACT §3.7: overlays, the agent's node problems, the Node's
+   * conditions), in publication order; present only when one does (added in 3.0's first
+   * revision: a consumer reading only `npus` sees them on each device as before).
+   */
+  reasons: z.array(z.string()).optional(),
   /** Counts over all of the node's devices, listed or not. */
   summary: summarySchema,
   npus: z.array(publishedDeviceSchema),

@@ -1,9 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import {
+  DEFAULT_NODE_PROBLEM_SEVERITIES,
+  NODE_PROBLEM_REASONS,
   DEFAULT_NODE_CONDITIONS,
   DEFAULT_RULES,
+  MAX_NODE_CONDITIONS,
   MAX_WATCHED_XIDS,
+  REASON_BITS,
   REASONS,
   contractReasonTables,
   fixedDeviceBits,
@@ -48,10 +52,24 @@ describe('docs/contract.md says what the reason catalogue is (contracts/reasons.
 
   it('§3.7 lists every node reason (overlay), in order, with when it is set and lifted', () => {
     expect(tableRows(section('### 3.7 Overlays'))).toEqual(derived.node);
-    // Its second table: the default `node_conditions`.
-    expect(tableRows(section('### 3.7 Overlays'), 1)).toEqual(
+    // Its second table: the node problems' default severities, in catalogue order.
+    const bySeverity = (severity: string): string =>
+      NODE_PROBLEM_REASONS.filter((r) => DEFAULT_NODE_PROBLEM_SEVERITIES[r] === severity)
+        .map((r) => `\`${r}\``)
+        .join(', ');
+    expect(tableRows(section('### 3.7 Overlays'), 1)).toEqual([
+      ['`critical`', bySeverity('critical')],
+      ['`warning`', bySeverity('warning')],
+    ]);
+    // Its third: the default `node_conditions`.
+    expect(tableRows(section('### 3.7 Overlays'), 2)).toEqual(
       DEFAULT_NODE_CONDITIONS.map((c) => [`\`${c.type}\``, `\`${c.reason}\``, `\`${c.severity}\``]),
     );
+  });
+
+  it('leaves room in the node mask for the most node_conditions the rules allow', () => {
+    const fixed = REASONS.filter((r) => r.scope === 'node' && !('family' in r)).length;
+    expect(fixed + MAX_NODE_CONDITIONS).toBeLessThanOrEqual(REASON_BITS);
   });
 
   it('§3.8 gives the publication order', () => {

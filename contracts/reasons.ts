@@ -10,6 +10,7 @@
  * docs/contract.md equal to `contractReasonTables`). The check that raises each reason lives
  * beside it in core/engine/reason-table.ts. docs/architecture.md, "How to add a reason".
  */
+import type { NodeProblemReason } from './fields/index.js';
 import type { Rules, Severity } from './rules.js';
 
 /** Where a reason holds: on one device (a bit of its active reasons), or on a whole node (an overlay). */
@@ -91,6 +92,25 @@ export const REASON_NAME_PATTERN = '^[a-z][a-z0-9-]*$';
 /** The `node_conditions` entry whose reason is `name`. */
 function nodeCondition(rules: Rules, name: string): Rules['node_conditions'][number] | undefined {
   return rules.node_conditions.find((c) => c.reason === name);
+}
+
+/**
+ * A node problem the agent's node checks report (payload `node_problems`, CONTRACT §1.8): a
+ * node reason raised while the node's latest snapshot carries it, severity from the rules.
+ */
+function nodeProblem<const Name extends NodeProblemReason>(name: Name, check: string, when: string) {
+  return {
+    id: name,
+    name,
+    scope: 'node',
+    section: ['node_problems'],
+    severity: (r: Rules) => r.node_problems[name],
+    explain: (r: Rules) => `${when} (the agent's ${check} check; node_problems, ${r.node_problems[name]})`,
+    contract: {
+      when: `${when}: the agent's ${check} check (§1.8)`,
+      lifted: 'a snapshot without it',
+    },
+  } as const;
 }
 
 /** The catalogue, in publication order (CONTRACT §3.8). */
@@ -296,6 +316,34 @@ export const REASONS = [
       lifted: 'a fresh (non-cached) snapshot',
     },
   },
+  nodeProblem(
+    'network-unreachable',
+    'network',
+    'the default gateway or the API server missed 3 probes in a row',
+  ),
+  nodeProblem(
+    'nic-link-down',
+    'links',
+    'a NIC that matters (high-speed or configured) is down, gone or flapping',
+  ),
+  nodeProblem('rdma-port-down', 'links', 'an RDMA port (RoCE, InfiniBand, Ascend RoCE) is down or flapping'),
+  nodeProblem('nvlink-down', 'nvlink', 'an NVLink link that was up is down'),
+  nodeProblem(
+    'host-memory-ecc',
+    'edac',
+    'host memory (EDAC) reports uncorrectable or many correctable errors',
+  ),
+  nodeProblem('kernel-machine-check', 'kernel log', 'the kernel logged a machine check or a memory failure'),
+  nodeProblem('kernel-soft-lockup', 'kernel log', 'the kernel logged a soft lockup'),
+  nodeProblem(
+    'kernel-hung-task',
+    'kernel log',
+    'the kernel logged a task blocked past its hung-task timeout',
+  ),
+  nodeProblem('oom-kill-storm', 'kernel log', "the kernel's OOM killer killed processes repeatedly"),
+  nodeProblem('filesystem-readonly', 'filesystems', 'a filesystem that matters is (re)mounted read-only'),
+  nodeProblem('filesystem-error', 'kernel log', 'the kernel logged a filesystem error'),
+  nodeProblem('filesystem-full', 'filesystems', 'a filesystem that matters is nearly full'),
   {
     // The Node's own conditions (kubelet pressure, node-problem-detector), one reason per
     // rules entry, after the three the engine raises by their fixed bits.

@@ -17,6 +17,7 @@ import {
   type LatchVocabulary,
   type ReasonSpec,
 } from './reasons.js';
+import { NODE_PROBLEM_REASONS, type NodeProblemReason } from './fields/index.js';
 
 /** Severity of a reason: critical fails a device in the same sample, warning degrades it after a while. */
 export const severitySchema = z.enum(['critical', 'warning']);
@@ -84,7 +85,7 @@ export interface NodeConditionRule {
  */
 export const DEFAULT_NODE_CONDITIONS: readonly NodeConditionRule[] = [
   { type: 'KernelDeadlock', status: 'True', reason: 'kernel-deadlock', severity: 'critical' },
-  { type: 'ReadonlyFilesystem', status: 'True', reason: 'filesystem-readonly', severity: 'critical' },
+  { type: 'ReadonlyFilesystem', status: 'True', reason: 'readonly-filesystem', severity: 'critical' },
   { type: 'MemoryPressure', status: 'True', reason: 'node-memory-pressure', severity: 'warning' },
   { type: 'DiskPressure', status: 'True', reason: 'node-disk-pressure', severity: 'warning' },
   { type: 'PIDPressure', status: 'True', reason: 'node-pid-pressure', severity: 'warning' },
@@ -152,6 +153,39 @@ const faultCodeTable = z.record(faultCodeText, severitySchema).transform((codes,
   return table;
 });
 const xid = z.number().int().nonnegative();
+
+/**
+ * The severity of each node problem the agent's checks report (CONTRACT §1.8, §3.7). Critical:
+ * the node is unusable for a job that needs every device whatever its cards say (the network,
+ * NIC, RDMA and NVLink links, machine checks, soft lockups, a read-only filesystem); warning:
+ * worth a look, the devices still serve (host ECC, hung tasks, OOM kills, filesystem errors, a
+ * full disk).
+ */
+export const DEFAULT_NODE_PROBLEM_SEVERITIES: Readonly<Record<NodeProblemReason, 'critical' | 'warning'>> = {
+  'network-unreachable': 'critical',
+  'nic-link-down': 'critical',
+  'rdma-port-down': 'critical',
+  'nvlink-down': 'critical',
+  'host-memory-ecc': 'warning',
+  'kernel-machine-check': 'critical',
+  'kernel-soft-lockup': 'critical',
+  'kernel-hung-task': 'warning',
+  'oom-kill-storm': 'warning',
+  'filesystem-readonly': 'critical',
+  'filesystem-error': 'warning',
+  'filesystem-full': 'warning',
+};
+
+const nodeProblemSeverities = z
+  .strictObject(
+    Object.fromEntries(
+      NODE_PROBLEM_REASONS.map((name) => [
+        name,
+        severitySchema.default(DEFAULT_NODE_PROBLEM_SEVERITIES[name]),
+      ]),
+    ) as Record<NodeProblemReason, z.ZodDefault<typeof severitySchema>>,
+  )
+  .prefault({});
 
 /** One `node_conditions` entry. */
 const nodeCondition = z.strictObject({
@@ -255,6 +289,11 @@ export function rulesSchemaFor(reasons: readonly ReasonSpec[]) {
      * Node conditions (the kubelet's, node-problem-detector's, an operator's) mapped to node
      * reasons: each raised while the Node has that condition with that status (CONTRACT §3.7).
      */
+    /**
+     * The node problems the agent's node checks report (payload `node_problems`), each a node
+     * reason: critical publishes the node's devices unknown, warning is a signal on each.
+     */
+    node_problems: nodeProblemSeverities,
     node_conditions: z
       .array(nodeCondition)
       .max(MAX_NODE_CONDITIONS)

@@ -13,6 +13,7 @@ import { gpuSnapshot } from './testing.js';
 import { snapshotBatchSchema } from './ingest.js';
 import { observationsRequestSchema } from './observations.js';
 import { READING_BOUNDS, SNAPSHOT_LIMITS, snapshotSchema, type ReadingKind } from './snapshot.js';
+import { NODE_PROBLEM_REASONS } from './fields/index.js';
 import {
   fastParseObservationsRequest,
   fastParseSnapshot,
@@ -180,7 +181,25 @@ const canary = fc
     ...(at === null ? {} : { at }),
   }));
 
-const optionalPayload = { driver_version: text(0, SNAPSHOT_LIMITS.label), canary };
+const nodeProblems = fc.array(
+  withOptional(
+    {
+      reason: fc.oneof(
+        fc.constantFrom(...NODE_PROBLEM_REASONS),
+        fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/),
+        fc.constant('r'.repeat(SNAPSHOT_LIMITS.label)),
+      ),
+    },
+    { message: text(0, SNAPSHOT_LIMITS.problemMessage) },
+  ),
+  { maxLength: 3 },
+);
+
+const optionalPayload = {
+  driver_version: text(0, SNAPSHOT_LIMITS.label),
+  canary,
+  node_problems: nodeProblems,
+};
 const payload = fc.oneof(
   withOptional({ family: fc.constant('910B'), npus: fc.array(npu910, { maxLength: 8 }) }, optionalPayload),
   withOptional({ family: fc.constant('310P'), cards: fc.array(card310, { maxLength: 3 }) }, optionalPayload),
@@ -303,7 +322,10 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   probe.map((value) => ({ kind: 'set' as const, value })),
   fc.constant({ kind: 'delete' as const }),
   fc
-    .tuple(fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('readable', 'phy_id', 'canary')), probe)
+    .tuple(
+      fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('readable', 'phy_id', 'canary', 'node_problems')),
+      probe,
+    )
     .map(([key, value]) => ({ kind: 'add' as const, key, value })),
   fc.constantFrom(...ARRAY_LENGTHS).map((length) => ({ kind: 'grow' as const, length })),
 );
@@ -339,6 +361,7 @@ function fullSnapshots(): Json[] {
   const at = '2026-01-01T00:00:00Z';
   const envelope = { schema: 'hdc.health/v1', node: 'node-1', boot_id: 'b', seq: 1, collected_at: at };
   const canary = { ok: false, consecutive_failures: 2, at };
+  const node_problems = [{ reason: 'nic-link-down', message: 'eth2: carrier down' }];
   const common = { error_codes: ['80E01801'], present: true, readable: true };
   return [
     {
@@ -365,6 +388,7 @@ function fullSnapshots(): Json[] {
           },
         ],
         canary,
+        node_problems,
       },
     },
     {
@@ -395,6 +419,7 @@ function fullSnapshots(): Json[] {
           },
         ],
         canary,
+        node_problems,
       },
     },
     {
@@ -422,6 +447,7 @@ function fullSnapshots(): Json[] {
           },
         ],
         canary,
+        node_problems,
       },
     },
   ];

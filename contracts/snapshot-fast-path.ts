@@ -23,7 +23,13 @@
  * the schema. Inputs are values JSON.parse gives (no `undefined` values, no class instances).
  */
 import { FAMILIES } from '../families/index.js';
-import { NODE_NAME_PATTERN, SNAPSHOT_LIMITS, plain, withinSnapshotTimes } from './fields/index.js';
+import {
+  NODE_NAME_PATTERN,
+  NODE_PROBLEM_NAME_PATTERN,
+  SNAPSHOT_LIMITS,
+  plain,
+  withinSnapshotTimes,
+} from './fields/index.js';
 import type { ObservationsRequest } from './observations.js';
 import { SNAPSHOT_SCHEMA, type Snapshot } from './snapshot.js';
 
@@ -108,7 +114,16 @@ function payload(value: unknown): Out {
   if (descriptor === undefined) throw NOT_PLAIN;
   descriptor.readDevices(v, out);
   if (v.canary !== undefined) out.canary = canary(v.canary);
+  if (v.node_problems !== undefined)
+    out.node_problems = items(v.node_problems, SNAPSHOT_LIMITS.nodeProblems, nodeProblem);
   return out;
+}
+
+function nodeProblem(value: unknown): Out {
+  const v = object(value);
+  const reason = string(v.reason, 1, SNAPSHOT_LIMITS.label);
+  if (!NODE_PROBLEM_NAME_PATTERN.test(reason)) throw NOT_PLAIN;
+  return { reason, message: stringOr(v.message, SNAPSHOT_LIMITS.problemMessage, '') };
 }
 
 function canary(value: unknown): Out {

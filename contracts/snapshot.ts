@@ -37,6 +37,12 @@ import {
 export {
   FAULT_CODE_PATTERN,
   NODE_NAME_PATTERN,
+  NODE_PROBLEM_NAME_PATTERN,
+  NODE_PROBLEM_REASONS,
+  nodeProblemSchema,
+  nodeProblemsSchema,
+  type NodeProblemReading,
+  type NodeProblemReason,
   PRINTABLE_TEXT_PATTERN,
   READING_BOUNDS,
   SNAPSHOT_LIMITS,

@@ -3,7 +3,7 @@
  * links, NVLink, host memory, kernel, filesystems). Each check is one folder with its own
  * config section (node-problem-detector's one package per monitor); the runner
  * (runner.ts) calls each on its own period and the agent sends the problems that hold with
- * every snapshot (payload `node_problems`, CONTRACT §1.7).
+ * every snapshot (payload `node_problems`, CONTRACT §1.8).
  */
 import type { NodeProblemReason } from '../../contracts/fields/index.js';
 

@@ -36,6 +36,7 @@ export {
   type FamilyPayloadShape,
 } from './payload.js';
 export {
+  NODE_PROBLEM_NAME_PATTERN,
   NODE_PROBLEM_REASONS,
   nodeProblemSchema,
   nodeProblemsSchema,

@@ -1,5 +1,5 @@
 /**
- * The node problems an agent reports (CONTRACT §1.7): faults around the accelerators (the
+ * The node problems an agent reports (CONTRACT §1.8): faults around the accelerators (the
  * network, NIC and RDMA links, NVLink, host memory, the kernel, filesystems) that the agent's
  * node checks find. Each is a node reason of the catalogue (contracts/reasons.ts) by the same
  * name; the payload carries the ones that hold now.
@@ -31,7 +31,7 @@ export const NODE_PROBLEM_REASONS = [
 export type NodeProblemReason = (typeof NODE_PROBLEM_REASONS)[number];
 
 /** A reason name as the wire carries it: lower-case words joined by `-`. */
-const NODE_PROBLEM_NAME = /^[a-z][a-z0-9-]*$/;
+export const NODE_PROBLEM_NAME_PATTERN = /^[a-z][a-z0-9-]*$/;
 
 /** One problem that holds on the node now: its reason and, for a person, what was seen. */
 export const nodeProblemSchema = z.object({
@@ -39,7 +39,7 @@ export const nodeProblemSchema = z.object({
     .string()
     .min(1)
     .max(SNAPSHOT_LIMITS.label)
-    .regex(NODE_PROBLEM_NAME, 'must be a reason name (lower-case words joined by "-")'),
+    .regex(NODE_PROBLEM_NAME_PATTERN, 'must be a reason name (lower-case words joined by "-")'),
   /** What the check saw (`eth2 carrier down, 3 flaps in 10 min`); bounded, printable. */
   message: text(SNAPSHOT_LIMITS.problemMessage).default(''),
 });

@@ -1,10 +1,12 @@
 /**
  * What every family's payload is built from (families/<id>/schema.ts): the fields its devices
  * share (health word, fault codes, bus id, `readable`), and the payload's own frame around the
- * family's device lists: `family`, `driver_version`, then the lists, then the node's `canary`.
+ * family's device lists: `family`, `driver_version`, then the lists, then the node's `canary`
+ * and `node_problems`.
  */
 import { z } from 'zod';
 import { SNAPSHOT_LIMITS } from './limits.js';
+import { nodeProblemsSchema, type NodeProblemReading } from './node-problems.js';
 import { FAULT_CODE_PATTERN, text } from './text.js';
 
 /** A device's health word as the tool printed it; `UNKNOWN` when left out. */
@@ -55,7 +57,10 @@ export type CanaryReading = z.infer<typeof canarySchema>;
 export type FamilyPayloadShape<Id extends string, Lists extends z.ZodRawShape> = {
   family: z.ZodLiteral<Id>;
   driver_version: z.ZodOptional<z.ZodString>;
-} & Lists & { canary: z.ZodOptional<typeof canarySchema> };
+} & Lists & {
+    canary: z.ZodOptional<typeof canarySchema>;
+    node_problems: z.ZodOptional<typeof nodeProblemsSchema>;
+  };
 
 /** The schema of one family's payload: what `snapshotSchema`'s `payload` is, for that family. */
 export type FamilyPayloadSchema<
@@ -65,8 +70,8 @@ export type FamilyPayloadSchema<
 
 /**
  * A family's payload schema: `family` (the discriminator), `driver_version`, the family's
- * device lists `lists` (each bounded by SNAPSHOT_LIMITS.devices), and the node's `canary`,
- * in that key order (the order a validated payload prints in).
+ * device lists `lists` (each bounded by SNAPSHOT_LIMITS.devices), the node's `canary` and its
+ * `node_problems` (CONTRACT §1.8), in that key order (the order a validated payload prints in).
  */
 export function familyPayloadSchema<Id extends string, Lists extends z.ZodRawShape>(
   family: Id,
@@ -77,6 +82,7 @@ export function familyPayloadSchema<Id extends string, Lists extends z.ZodRawSha
     driver_version: text(SNAPSHOT_LIMITS.label).optional(),
     ...lists,
     canary: canarySchema.optional(),
+    node_problems: nodeProblemsSchema.optional(),
   }) as FamilyPayloadSchema<Id, Lists>;
 }
 
@@ -85,4 +91,5 @@ export interface AnyFamilyPayload {
   family: string;
   driver_version?: string | undefined;
   canary?: CanaryReading | undefined;
+  node_problems?: NodeProblemReading[] | undefined;
 }

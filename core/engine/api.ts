@@ -183,6 +183,15 @@ export interface NotTracked {
   message: string;
 }
 
+/** A node reason in force, explained. */
+export interface ExplainedNodeReason {
+  reason: string;
+  /** The rule, with the thresholds and severity in force. */
+  rule: string;
+  /** What the agent's check saw (a node problem); empty for the others. */
+  message: string;
+}
+
 /** One node's explanation. */
 export interface NodeExplanation {
   tracked: true;
@@ -197,8 +206,10 @@ export interface NodeExplanation {
   boot_id: string | null;
   seq: number | null;
   samples: number;
-  /** Node overlays in force (agent-unreachable, node-not-ready, collector-error). */
+  /** Node reasons in force (CONTRACT §3.7), in publication order: the node entry's `reasons`. */
   overlays: string[];
+  /** Each of `overlays` with its rule and, for a node problem the agent reports, what its check saw. */
+  node_reasons: ExplainedNodeReason[];
   /**
    * Not listed by the last document rendered although not healthy (CONTRACT §5.3): summarised
    * in an ingest outage (`ingest-outage`) or cut to fit the byte budget (`size-budget`);

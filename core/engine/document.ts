@@ -140,6 +140,8 @@ function renderListed(node: NodeState, table: ReasonTable, cluster: StatusSummar
       node: node.name,
       observed_at: iso(node.observedAt),
       agent: agentState(node.overlays, table.nodes),
+      // The node's own reasons (CONTRACT §3.7), when any holds: one place to read them.
+      ...(node.overlays === 0 ? {} : { reasons: overlayNames(node.overlays, table.nodes) }),
       summary,
       npus: devices.map((d) => d.entry),
     },

@@ -51,7 +51,13 @@ import { compareText, publishedReason, renderDocument, renderNodeEntry } from '.
 import { evaluateSample } from './evaluate.js';
 import { explainNode } from './explain.js';
 import { advance, type FsmTiming } from './fsm.js';
-import { AGENT_UNREACHABLE, COLLECTOR_ERROR, NODE_NOT_READY, publishedStatus } from './overlays.js';
+import {
+  AGENT_UNREACHABLE,
+  COLLECTOR_ERROR,
+  NODE_NOT_READY,
+  overlayNames,
+  publishedStatus,
+} from './overlays.js';
 import { REASON_TABLE, type ReasonEntry } from './reason-table.js';
 import {
   compileReasons,
@@ -168,6 +174,8 @@ class Engine implements ReloadableEngine {
     if (!(node.lastSeen >= now)) node.lastSeen = now;
     if (!(node.observedAt >= t)) node.observedAt = t;
     node.overlays &= ~AGENT_UNREACHABLE;
+    // The agent's node problems are its own, fresh in every snapshot, even a cached one.
+    this.#checkNode(node, snapshot);
     let stamp = now;
     if (snapshot.cached) {
       // A resend of the last good sample: alive, but no new data (no device, no lastT).
@@ -182,7 +190,6 @@ class Engine implements ReloadableEngine {
       }
       stamp = Number.isNaN(node.lastT) || t > node.lastT ? t : node.lastT;
       node.lastT = stamp;
-      this.#checkNode(node, snapshot);
       this.#apply(node, normalise(snapshot, this.#families), stamp);
     }
     this.#arm(node);
@@ -307,7 +314,11 @@ class Engine implements ReloadableEngine {
       // Node reasons by name (the fixed ones keep their bits); `node_conditions` evaluated again.
       const overlays = remapNodeMask(node.overlays, from.nodes, to.nodes);
       const next = withConditions(node.conditions, overlays, to);
-      if (next !== node.overlays) this.#reloaded.add(node);
+      // A new severity (a node problem made critical) changes what is published, not the bits.
+      const overlaid = (mask: number, nodes: CompiledNodeReasons): string =>
+        overlayNames(mask & nodes.overlay, nodes).join();
+      if (next !== node.overlays || overlaid(node.overlays, from.nodes) !== overlaid(next, to.nodes))
+        this.#reloaded.add(node);
       node.overlays = next;
     }
     // Shorter thresholds move pending deadlines earlier than their queued entries: queue
@@ -492,6 +503,7 @@ class Engine implements ReloadableEngine {
 
   /** Sets the node reasons that a check of each fresh snapshot raises (none in the product's table yet). */
   #checkNode(node: NodeState, snapshot: Snapshot): void {
+    node.problems = snapshot.payload.node_problems ?? null;
     const { checks, checked } = this.#c.table.nodes;
     if (checks.length === 0) return;
     let raised = 0;

@@ -8,6 +8,7 @@ import type { Rules } from '../../contracts/index.js';
 import type {
   DeviceExplanation,
   DeviceStatus,
+  ExplainedNodeReason,
   ExplainedReason,
   ExplainedTimer,
   ExplainedWindow,
@@ -61,10 +62,23 @@ export function explainNode(
     seq: node.boot.bootId === null ? null : node.boot.lastSeq,
     samples: node.sampleNo,
     overlays: overlayNames(node.overlays, c.table.nodes),
+    node_reasons: nodeReasons(node, c.table),
     withheld: c.withheld,
     timers: overlayTimers(node, now, c),
     devices: devices.map((d) => explainDevice(name, node, d, lastT, c)),
   };
+}
+
+/** The node's reasons with their rules, and what the agent saw for its node problems. */
+function nodeReasons(node: NodeState, table: ReasonTable): ExplainedNodeReason[] {
+  const out: ExplainedNodeReason[] = [];
+  for (let rest = node.overlays; rest !== 0; rest &= rest - 1) {
+    const bit = firstBit(rest);
+    const reason = table.nodes.names[bit] ?? '';
+    const seen = node.problems?.find((p) => p.reason === reason);
+    out.push({ reason, rule: table.nodes.rules[bit] ?? '', message: seen?.message ?? '' });
+  }
+  return out;
 }
 
 function notTracked(node: string, device: string | undefined, message: string): NotTracked {

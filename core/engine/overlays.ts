@@ -26,11 +26,12 @@ export interface NodeReasons {
 const CATALOGUE_NODES = nodeReasons(REASONS);
 const FIXED_NODES = CATALOGUE_NODES.filter((r) => r.family === undefined);
 
-/** The catalogue's fixed node reasons (what a table compiled from it publishes, less the rules' `node_conditions`). */
+/** The catalogue's fixed node reasons (what a table compiled from it publishes, less the rules' `node_conditions`); overlays only the engine's own. */
 export const NODE_REASONS: NodeReasons = {
   names: FIXED_NODES.map((r) => r.name),
   agents: FIXED_NODES.map((r) => r.agent ?? null),
-  overlay: (1 << FIXED_NODES.length) - 1,
+  // Only the reasons that are critical whatever the rules: a rules-chosen severity needs the rules.
+  overlay: FIXED_NODES.reduce((mask, r, i) => (r.severity === undefined ? mask | (1 << i) : mask), 0),
 };
 
 const bitOf = (id: NodeReasonId): number => 1 << CATALOGUE_NODES.findIndex((r) => r.id === id);

@@ -17,6 +17,7 @@ import {
   type DeviceObservation,
   type DeviceReasonId,
   type DeviceReasonSpec,
+  type NodeProblemReason,
   type NodeReasonId,
   type NodeReasonSpec,
   type Rules,
@@ -174,6 +175,20 @@ const canary = (ctx: CheckContext): SampleCheck => {
   return (_, obs) => ((obs.inference_canary_failures ?? 0) >= min ? bit : 0);
 };
 
+/**
+ * A node problem the agent reports (payload `node_problems`): holds while the node's latest
+ * snapshot carries it. A snapshot of an older agent carries none.
+ */
+const reported =
+  (name: NodeProblemReason): ((rules: Rules) => NodeCheck) =>
+  () =>
+  (snapshot) => {
+    const problems = snapshot.payload.node_problems;
+    if (problems === undefined) return false;
+    for (const p of problems) if (p.reason === name) return true;
+    return false;
+  };
+
 /** How each reason of the catalogue is raised. */
 const RAISES: { readonly [id in DeviceReasonId]: DeviceRaise } & {
   readonly [id in NodeReasonId]: NodeRaise;
@@ -195,6 +210,18 @@ const RAISES: { readonly [id in DeviceReasonId]: DeviceRaise } & {
   'agent-unreachable': { by: 'engine' },
   'node-not-ready': { by: 'engine' },
   'collector-error': { by: 'engine' },
+  'network-unreachable': { check: reported('network-unreachable') },
+  'nic-link-down': { check: reported('nic-link-down') },
+  'rdma-port-down': { check: reported('rdma-port-down') },
+  'nvlink-down': { check: reported('nvlink-down') },
+  'host-memory-ecc': { check: reported('host-memory-ecc') },
+  'kernel-machine-check': { check: reported('kernel-machine-check') },
+  'kernel-soft-lockup': { check: reported('kernel-soft-lockup') },
+  'kernel-hung-task': { check: reported('kernel-hung-task') },
+  'oom-kill-storm': { check: reported('oom-kill-storm') },
+  'filesystem-readonly': { check: reported('filesystem-readonly') },
+  'filesystem-error': { check: reported('filesystem-error') },
+  'filesystem-full': { check: reported('filesystem-full') },
   'node-condition': { by: 'conditions' },
 };
 

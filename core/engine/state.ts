@@ -2,7 +2,7 @@
  * The engine's in-memory state: one NodeState per node, one DeviceState per device key.
  * Plain mutable records, updated in place on every sample (no cloning on the hot path).
  */
-import type { DeviceKind, DeviceObservation } from '../../contracts/index.js';
+import type { DeviceKind, DeviceObservation, NodeProblemReading } from '../../contracts/index.js';
 import type { DeviceStatus } from './api.js';
 import type { DeadlineEntry } from './deadlines.js';
 import { newBootTrack, type BootTrack } from './dedup.js';
@@ -91,6 +91,8 @@ export interface NodeState {
    * rules reload. Null until any is passed.
    */
   conditions: ReadonlyMap<string, string> | null;
+  /** The node problems of the newest accepted snapshot (what the agent saw, for explain); null: none. */
+  problems: readonly NodeProblemReading[] | null;
   devices: Map<string, DeviceState>;
   /** The live queue entries of the agent-unreachable and collector-error deadlines (deadlines.ts). */
   staleEntry: DeadlineEntry<NodeState> | null;
@@ -111,6 +113,7 @@ export function newNode(name: string, order: number): NodeState {
     cachedSince: Number.NaN,
     overlays: 0,
     conditions: null,
+    problems: null,
     devices: new Map(),
     staleEntry: null,
     collectorEntry: null,

@@ -59,6 +59,8 @@ export interface EnvelopeSpec {
   cached?: boolean;
   /** The payload's inference canary: failed requests in a row (0: the last one passed). */
   canaryFailures?: number;
+  /** The payload's node problems (CONTRACT §1.8): the reasons that hold, with messages. */
+  nodeProblems?: Array<{ reason: string; message?: string }>;
 }
 
 /** The wire form of one 910B chip with healthy defaults. */
@@ -110,7 +112,8 @@ export function gpuInput(spec: GpuSpec): Record<string, unknown> {
   };
 }
 
-function envelope(env: EnvelopeSpec, payload: Record<string, unknown>): SnapshotInput {
+function envelope(env: EnvelopeSpec, body: Record<string, unknown>): SnapshotInput {
+  const payload = env.nodeProblems === undefined ? body : { ...body, node_problems: env.nodeProblems };
   return {
     schema: 'hdc.health/v1',
     node: env.node ?? 'node-a',
