@@ -219,10 +219,30 @@ describe('charts/npu-fault renders k8s/', () => {
     const parsed = parseRemediationText(configMap?.data?.['remediation.yaml'] ?? '', 'remediation.yaml');
     expect(parsed.error).toBeUndefined();
     expect(parsed.config).toMatchObject({ mode: 'drain', breaker: { maxUnhealthyPercent: 5 } });
+    // The thermal preset is written out by the chart, off.
+    expect(parse(configMap?.data?.['remediation.yaml'] ?? '')).toMatchObject({
+      thermalEviction: { enabled: false, forSeconds: 120 },
+    });
+    const hot = await template({
+      'remediation.mode': 'drain',
+      'remediation.thermalEviction.enabled': 'true',
+      'remediation.thermalEviction.forSeconds': '90',
+    });
+    const hotText = hot.find((o) => o.kind === 'ConfigMap' && o.metadata?.name === 'npu-fault-remediation')
+      ?.data?.['remediation.yaml'];
+    expect(parseRemediationText(hotText ?? '', 'remediation.yaml').config).toMatchObject({
+      thermalEviction: { enabled: true, forSeconds: 90 },
+    });
     // A value the controller would refuse fails the render instead.
     const refused = await runHelm(['template', 'x', CHART, '--set', 'remediation.mode=off-by-one'], home);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain("at '/remediation/mode': value must be one of 'off', 'cordon', 'drain'");
+    const negative = await runHelm(
+      ['template', 'x', CHART, '--set', 'remediation.thermalEviction.forSeconds=-1'],
+      home,
+    );
+    expect(negative.code).not.toBe(0);
+    expect(negative.stderr).toContain('/remediation/thermalEviction/forSeconds');
   });
 
   it('refuses values its schema does not know, and knows the collectors the agent has', async () => {

@@ -12,6 +12,7 @@ describe('remediation settings', () => {
       taint: true,
       maxConcurrent: 1,
       trigger: { minDevices: 1, statuses: ['failed'], reasons: [] },
+      thermalEviction: { enabled: false, forSeconds: 120 },
       breaker: { maxUnhealthyPercent: 10, windowSeconds: 600 },
       uncordon: { enabled: false, holdSeconds: 300 },
       drain: { delaySeconds: 0, podTimeoutSeconds: 120, timeoutSeconds: 600, perDevice: false },
@@ -29,6 +30,19 @@ describe('remediation settings', () => {
     expect(() => parseRemediationConfig({ drain: { forceDeleteAfterSeconds: 600 } })).toThrow(
       'remediation.drain.forceDeleteAfterSeconds: must be less than timeoutSeconds (600)',
     );
+    expect(() => parseRemediationConfig({ thermalEviction: { forSeconds: -5 } })).toThrow(
+      /^remediation\.thermalEviction\.forSeconds: /,
+    );
+    expect(() => parseRemediationConfig({ thermalEviction: { forSeconds: 7200 } })).toThrow(
+      /^remediation\.thermalEviction\.forSeconds: Too big/,
+    );
+    // The threshold is the rules' (high_temp.threshold_c): a preset one is refused, not ignored.
+    expect(() => parseRemediationConfig({ thermalEviction: { enabled: true, thresholdC: 90 } })).toThrow(
+      /^remediation\.thermalEviction: .*thresholdC/,
+    );
+    expect(() => parseRemediationConfig({ thermalEviction: { enabled: 'yes' } })).toThrow(
+      /^remediation\.thermalEviction\.enabled: /,
+    );
     expect(() => parseRemediationConfig({ optOutLabel: 'example.com/no-heal=true' })).toThrow(
       /^remediation\.optOutLabel: must be a label under npu-fault\.io\//,
     );
@@ -42,6 +56,13 @@ describe('remediation settings', () => {
     });
     expect(parseRemediationText('mode: drain\ndrain:\n  delaySeconds: -1\n', where).error).toBe(
       `${where}:3: drain.delaySeconds: Too small: expected number to be >=0`,
+    );
+    expect(
+      parseRemediationText('mode: drain\nthermalEviction:\n  enabled: true\n  forSeconds: 90\n', where)
+        .config,
+    ).toMatchObject({ thermalEviction: { enabled: true, forSeconds: 90 } });
+    expect(parseRemediationText('thermalEviction:\n  enabled: true\n  forSeconds: -1\n', where).error).toBe(
+      `${where}:3: thermalEviction.forSeconds: Too small: expected number to be >=0`,
     );
     expect(parseRemediationText('mode: [', where).error).toMatch(new RegExp(`^${where}:1`));
     expect(parseRemediationText('- 1\n', where).error).toMatch(

@@ -62,6 +62,27 @@ export const uncordonConfigSchema = z.strictObject({
   holdSeconds: seconds.default(300).describe('how long a node must stay healthy before it is uncordoned'),
 });
 
+/**
+ * The operators' 85 °C practice as a preset: a node is also remediated (cordoned, and in mode
+ * drain evicted) when one of its devices stays hot. "Hot" is the rules' `high-temp` reason
+ * (`high_temp.threshold_c`, 85 °C, in 3 of 5 samples), so what is published and what is acted
+ * on agree; the hold is timed by the leading controller (thermal.ts).
+ */
+export const thermalEvictionConfigSchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(false)
+    .describe(
+      "also remediate a node when one of its devices has had high-temp (the rules' high_temp.threshold_c) active without a break for forSeconds",
+    ),
+  forSeconds: seconds
+    .max(3600)
+    .default(120)
+    .describe(
+      'how long a device must stay hot before its node is remediated (with the default rules a device hot for about 240 s fails, which the default trigger acts on anyway)',
+    ),
+});
+
 /** Drain settings (mode drain). */
 export const drainConfigSchema = z
   .strictObject({
@@ -143,6 +164,7 @@ export const remediationConfigSchema = z.strictObject({
     .default(2000)
     .describe('how often every node is re-evaluated (a failure is acted on at once)'),
   trigger: triggerConfigSchema.prefault({}),
+  thermalEviction: thermalEvictionConfigSchema.prefault({}),
   breaker: breakerConfigSchema.prefault({}),
   uncordon: uncordonConfigSchema.prefault({}),
   drain: drainConfigSchema.prefault({}),

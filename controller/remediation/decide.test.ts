@@ -7,6 +7,7 @@ import {
 } from '../../contracts/index.js';
 import { parseRemediationConfig, type RemediationConfigInput } from './config.js';
 import { breakerLimit, decide, type Action, type DecisionInput, type NodeFacts } from './decide.js';
+import type { Heat } from './thermal.js';
 
 const T0 = Date.parse('2026-12-01T10:00:00.000Z');
 const iso = (seconds: number): string => new Date(T0 + seconds * 1000).toISOString();
@@ -76,6 +77,7 @@ function run(options: {
   at?: number;
   breaker?: BreakerState;
   draining?: string[];
+  heat?: Heat;
 }) {
   const input: DecisionInput = {
     now: T0 + (options.at ?? 0) * 1000,
@@ -86,6 +88,7 @@ function run(options: {
     entry: (node) => options.entries?.[node],
     breaker: options.breaker ?? CLOSED_BREAKER,
     draining: new Set(options.draining ?? []),
+    heat: options.heat ?? new Map(),
   };
   return decide(input);
 }
@@ -432,5 +435,182 @@ describe('decide', () => {
     const a = run({ nodes: tenNodes().reverse(), entries });
     const b = run({ nodes: tenNodes(), entries });
     expect(a).toEqual(b);
+  });
+});
+
+/** A node entry whose devices run hot: `high-temp` active (a signal while healthy). */
+function hot(
+  node: string,
+  devices: { id: string; status?: 'healthy' | 'degraded' | 'failed' | 'unknown'; temp?: number | null }[],
+  agent: PublishedNode['agent'] = 'ok',
+): PublishedNode {
+  return {
+    node,
+    observed_at: iso(0),
+    agent,
+    summary: { total: 8, healthy: 8, degraded: 0, failed: 0, unknown: 0 },
+    npus: devices.map((d) => {
+      const status = d.status ?? 'degraded';
+      return {
+        id: d.id,
+        key: `${node}/${d.id}`,
+        resource_id: `Ascend910-${d.id.slice(3)}`,
+        kind: 'npu',
+        model: '910B',
+        status,
+        since: iso(0),
+        reason: status === 'healthy' ? null : 'high-temp',
+        reasons: ['high-temp'],
+        signals: status === 'healthy' ? ['high-temp'] : [],
+        temperature_c: d.temp === undefined ? 91.5 : d.temp,
+        power_w: 300,
+        ecc_errors: 0,
+        pcie_link_status: 'up',
+      };
+    }),
+  } as PublishedNode;
+}
+
+/** Heat: every listed device of each entry hot since `seconds` (relative to T0). */
+function heatOf(entries: Record<string, PublishedNode | null>, seconds = 0): Heat {
+  return new Map(
+    Object.entries(entries).map(([node, entry]) => [
+      node,
+      new Map((entry?.npus ?? []).map((d) => [d.key, T0 + seconds * 1000])),
+    ]),
+  );
+}
+
+describe('decide: the thermal eviction preset', () => {
+  const on = { thermalEviction: { enabled: true, forSeconds: 120 } };
+
+  it('is off by default: a device hot for an hour (degraded, not failed) triggers nothing', () => {
+    const entries = { n1: hot('n1', [{ id: 'npu2' }]) };
+    const decision = run({ nodes: tenNodes(), entries, heat: heatOf(entries), at: 3600 });
+    expect(decision.actions).toEqual([]);
+    expect(decision.unhealthy).toEqual([]);
+  });
+
+  it('on: cordons once a device has been hot for forSeconds, not a millisecond before', () => {
+    const entries = { n1: hot('n1', [{ id: 'npu2', status: 'healthy' }]) };
+    const heat = heatOf(entries);
+    expect(run({ nodes: tenNodes(), entries, heat, config: on, at: 119.999 }).actions).toEqual([]);
+    const decision = run({ nodes: tenNodes(), entries, heat, config: on, at: 120 });
+    expect(kinds(decision.actions)).toEqual(['cordon:n1']);
+    expect(decision.actions[0]).toMatchObject({
+      record: {
+        phase: 'cordoned',
+        reason: 'npu2: high-temp for 120 s at 91.5 °C',
+        devices: ['Ascend910-2'],
+        since: iso(120),
+      },
+    });
+    expect(decision.unhealthy).toEqual(['n1']);
+  });
+
+  it('the hold is the heat it is given: a device with no start, or another device, does not count', () => {
+    const entries = { n1: hot('n1', [{ id: 'npu2' }, { id: 'npu3', temp: null }]) };
+    // Only npu3 has been hot long enough (npu2 just started); no temperature: none written.
+    const heat: Heat = new Map([
+      [
+        'n1',
+        new Map([
+          ['n1/npu2', T0 + 600_000],
+          ['n1/npu3', T0],
+        ]),
+      ],
+    ]);
+    const [cordon] = run({ nodes: tenNodes(), entries, heat, config: on, at: 600 }).actions;
+    expect(cordon).toMatchObject({
+      record: { reason: 'npu3: high-temp for 600 s', devices: ['Ascend910-3'] },
+    });
+    expect(run({ nodes: tenNodes(), entries, config: on, at: 600 }).actions).toEqual([]);
+  });
+
+  it('never counts missing data as heat: a stale agent, an unknown device', () => {
+    const stale = { n1: hot('n1', [{ id: 'npu2' }], 'stale') };
+    expect(
+      run({ nodes: tenNodes(), entries: stale, heat: heatOf(stale), config: on, at: 600 }).actions,
+    ).toEqual([]);
+    const unknown = { n1: hot('n1', [{ id: 'npu2', status: 'unknown' }]) };
+    expect(
+      run({ nodes: tenNodes(), entries: unknown, heat: heatOf(unknown), config: on, at: 600 }).actions,
+    ).toEqual([]);
+  });
+
+  it('adds to the trigger: a failed device keeps its reason, a hot one is added once', () => {
+    const entry = failed('n1', [{ id: 'npu0' }]);
+    const heatEntry = hot('n1', [{ id: 'npu0', status: 'failed' }, { id: 'npu5' }]);
+    entry.npus.push(heatEntry.npus[1]!);
+    // npu0 is failed and hot: listed once, with its failure.
+    entry.npus[0]!.reasons.push('high-temp');
+    const entries = { n1: entry };
+    const [cordon] = run({ nodes: tenNodes(), entries, heat: heatOf(entries), config: on, at: 300 }).actions;
+    expect(cordon).toMatchObject({
+      kind: 'cordon',
+      record: {
+        reason: 'npu0: pcie-link-down, npu5: high-temp for 300 s at 91.5 °C',
+        devices: ['Ascend910-0', 'Ascend910-5'],
+      },
+    });
+    // A hot device is enough on its own, whatever minDevices the trigger asks.
+    const alone = { n2: hot('n2', [{ id: 'npu1' }]) };
+    const config = { ...on, trigger: { minDevices: 4 } };
+    expect(
+      kinds(run({ nodes: tenNodes(), entries: alone, heat: heatOf(alone), config, at: 120 }).actions),
+    ).toEqual(['cordon:n2']);
+  });
+
+  it('is counted by the breaker: 3 of 10 hot at once open it, and none is cordoned', () => {
+    const entries = Object.fromEntries(['n1', 'n4', 'n8'].map((n) => [n, hot(n, [{ id: 'npu0' }])]));
+    const decision = run({ nodes: tenNodes(), entries, heat: heatOf(entries), config: on, at: 120 });
+    expect(decision.breaker).toMatchObject({ state: 'open', unhealthy: ['n1', 'n4', 'n8'] });
+    expect(kinds(decision.actions)).toEqual([
+      'skip:n1:breaker-open',
+      'skip:n4:breaker-open',
+      'skip:n8:breaker-open',
+    ]);
+  });
+
+  it('drains through the same path in mode drain, and takes a device that turns hot into the record', () => {
+    const entries = { n1: hot('n1', [{ id: 'npu0' }]) };
+    const held = tenNodes({
+      n1: { unschedulable: true, record: record({ reason: 'npu0: high-temp for 120 s' }) },
+    });
+    const config = { ...on, mode: 'drain' as const };
+    expect(kinds(run({ nodes: held, entries, heat: heatOf(entries), config, at: 130 }).actions)).toEqual([
+      'drain:n1',
+    ]);
+    const more = { n1: hot('n1', [{ id: 'npu0' }, { id: 'npu6' }]) };
+    const [grown] = run({ nodes: held, entries: more, heat: heatOf(more), config, at: 130 }).actions;
+    expect(grown).toMatchObject({ kind: 'record', record: { devices: ['Ascend910-0', 'Ascend910-6'] } });
+  });
+
+  it('recovery: cooled, a node stays cordoned unless uncordon is on; still hot is no recovery', () => {
+    const held = tenNodes({ n1: { unschedulable: true, record: record() } });
+    // Cooled (absent from the document): left cordoned by default.
+    expect(run({ nodes: held, entries: { n1: null }, config: on, at: 600 }).actions).toEqual([]);
+    const config = { ...on, uncordon: { enabled: true, holdSeconds: 60 } };
+    expect(kinds(run({ nodes: held, entries: { n1: null }, config, at: 600 }).actions)).toEqual([
+      'record:n1:cordoned',
+    ]);
+    // Hot again but healthy (high-temp only a signal, its hold not over): not a recovery…
+    const warm = { n1: hot('n1', [{ id: 'npu0', status: 'healthy' }]) };
+    expect(run({ nodes: held, entries: warm, heat: heatOf(warm, 590), config, at: 600 }).actions).toEqual([]);
+    // …and it restarts a recovery hold that had begun.
+    const recovering = tenNodes({ n1: { unschedulable: true, record: record({ recoveredAt: iso(500) }) } });
+    const [restart] = run({
+      nodes: recovering,
+      entries: warm,
+      heat: heatOf(warm, 590),
+      config,
+      at: 600,
+    }).actions;
+    expect(restart).toMatchObject({ kind: 'record', record: { recoveredAt: null }, why: 'not healthy yet' });
+    // Without the preset the same signal is no trouble (the default behaviour is kept).
+    const plain = { uncordon: { enabled: true, holdSeconds: 60 } };
+    expect(kinds(run({ nodes: recovering, entries: warm, config: plain, at: 600 }).actions)).toEqual([
+      'uncordon:n1',
+    ]);
   });
 });

@@ -7,8 +7,9 @@
  * records on Nodes, the breaker ConfigMap), so a new leader, or the same one after a
  * restart, picks up where the last left off.
  */
-import type { BreakerState, NodeRecord, PublishedNode } from '../../contracts/index.js';
+import type { BreakerState, NodeRecord, PublishedDevice, PublishedNode } from '../../contracts/index.js';
 import type { RemediationConfig } from './config.js';
+import { heldHot, hotDevices, thermalWhy, type Heat } from './thermal.js';
 
 /** What the decision knows of one Node (from the Node cache). */
 export interface NodeFacts {
@@ -39,6 +40,14 @@ export interface DecisionInput {
   readonly breaker: BreakerState;
   /** Nodes whose drain runs in this process now. */
   readonly draining: ReadonlySet<string>;
+  /** Since when each device has been hot (thermal.ts), for the `thermalEviction` preset. */
+  readonly heat: Heat;
+}
+
+/** A device that makes its node trigger, and why (written into the node's record). */
+export interface TriggeredDevice {
+  readonly device: PublishedDevice;
+  readonly why: string;
 }
 
 /** Why a node was left as it is (logs, metrics, dry-run reports). */
@@ -90,19 +99,47 @@ export function matchingDevices(
 }
 
 /**
- * Whether a node shows evidence of being healthy again: its agent reports (`ok`) and every
- * listed device is healthy, or it is absent from the document (healthy). A node never observed
- * since this replica started (undefined), a stale agent, or an `unknown` device is no evidence
- * either way: a node is never uncordoned on missing data.
+ * The devices that make a node trigger: those matching the trigger when they are enough, and
+ * under the thermal preset each device hot for its hold (one is enough). Empty: it does not.
  */
-export function recovered(entry: PublishedNode | null | undefined): boolean {
+export function triggeredDevices(
+  entry: PublishedNode | null | undefined,
+  config: RemediationConfig,
+  heat: ReadonlyMap<string, number> | undefined,
+  now: number,
+): TriggeredDevice[] {
+  const matching = matchingDevices(entry, config.trigger);
+  const triggered: TriggeredDevice[] =
+    matching.length >= config.trigger.minDevices
+      ? matching.map((device) => ({ device, why: device.reason ?? device.status }))
+      : [];
+  if (!config.thermalEviction.enabled) return triggered;
+  const listed = new Set(triggered.map((t) => t.device.key));
+  for (const held of heldHot(entry, heat, config.thermalEviction.forSeconds, now))
+    if (!listed.has(held.device.key)) triggered.push({ device: held.device, why: thermalWhy(held) });
+  return triggered;
+}
+
+/**
+ * Whether a node shows evidence of being healthy again: its agent reports (`ok`) and every
+ * listed device is healthy (and, under the thermal preset, none is hot), or it is absent from
+ * the document (healthy). A node never observed since this replica started (undefined), a
+ * stale agent, or an `unknown` device is no evidence either way: a node is never uncordoned on
+ * missing data.
+ */
+export function recovered(entry: PublishedNode | null | undefined, thermal = false): boolean {
   if (entry === null) return true;
   if (entry === undefined || entry.agent !== 'ok') return false;
+  if (thermal && hotDevices(entry).length > 0) return false;
   return entry.npus.every((device) => device.status === 'healthy');
 }
 
-/** Whether a node shows trouble: a device failed or degraded (unknown is no evidence). */
-function troubled(entry: PublishedNode | null | undefined): boolean {
+/**
+ * Whether a node shows trouble: a device failed or degraded, or hot under the thermal preset
+ * (a healthy status with `high-temp` only as a signal still counts). Unknown is no evidence.
+ */
+function troubled(entry: PublishedNode | null | undefined, thermal: boolean): boolean {
+  if (thermal && hotDevices(entry).length > 0) return true;
   return entry?.npus.some((device) => device.status === 'failed' || device.status === 'degraded') ?? false;
 }
 
@@ -119,10 +156,11 @@ export function decide(input: DecisionInput): Decision {
   const ms = (seconds: number): number => seconds * 1000;
   const since = (time: string | null): number => (time === null ? Number.NaN : now - Date.parse(time));
 
-  const triggering = new Map<string, PublishedNode['npus']>();
+  const thermal = config.thermalEviction.enabled;
+  const triggering = new Map<string, TriggeredDevice[]>();
   for (const node of input.nodes) {
-    const devices = matchingDevices(input.entry(node.name), config.trigger);
-    if (devices.length >= config.trigger.minDevices) triggering.set(node.name, devices);
+    const devices = triggeredDevices(input.entry(node.name), config, input.heat.get(node.name), now);
+    if (devices.length > 0) triggering.set(node.name, devices);
   }
 
   // The breaker counts nodes in trouble: failing now, held by us, or released within the window.
@@ -223,7 +261,7 @@ export function decide(input: DecisionInput): Decision {
     switch (record.phase) {
       case 'overridden':
         if (devices) skip(node.name, 'manual-uncordon');
-        else if (recovered(entry))
+        else if (recovered(entry, thermal))
           actions.push({
             kind: 'record',
             node: node.name,
@@ -245,8 +283,8 @@ export function decide(input: DecisionInput): Decision {
         continue;
     }
 
-    // A device failed since the cordon: its holders must go too (per-device drains), so the
-    // record takes it and a finished drain runs again.
+    // A device failed (or stayed hot) since the cordon: its holders must go too (per-device
+    // drains), so the record takes it and a finished drain runs again.
     const grown = devices ? newResourceIds(record, devices) : [];
     if (grown.length > 0) {
       actions.push({
@@ -267,9 +305,9 @@ export function decide(input: DecisionInput): Decision {
     // cordoned, drained, blocked: held by us.
     if (!devices) {
       if (!config.uncordon.enabled) continue;
-      if (!recovered(entry)) {
+      if (!recovered(entry, thermal)) {
         // Trouble below the trigger restarts the hold; missing data (unknown) only pauses it.
-        if (record.recoveredAt !== null && troubled(entry))
+        if (record.recoveredAt !== null && troubled(entry, thermal))
           actions.push({
             kind: 'record',
             node: node.name,
@@ -331,12 +369,12 @@ export function decide(input: DecisionInput): Decision {
 
 function newRecord(
   node: string,
-  devices: PublishedNode['npus'],
+  devices: readonly TriggeredDevice[],
   input: DecisionInput,
   at: string,
 ): NodeRecord {
   const reason = devices
-    .map((device) => `${device.id}: ${device.reason ?? device.status}`)
+    .map(({ device, why }) => `${device.id}: ${why}`)
     .join(', ')
     .slice(0, 1024);
   return {
@@ -356,12 +394,12 @@ function newRecord(
 }
 
 /** The devices' resource ids as a record keeps them (distinct, at most 256 of 256 characters). */
-function resourceIds(devices: PublishedNode['npus']): string[] {
-  return [...new Set(devices.map((device) => device.resource_id.slice(0, 256)))].slice(0, 256);
+function resourceIds(devices: readonly TriggeredDevice[]): string[] {
+  return [...new Set(devices.map(({ device }) => device.resource_id.slice(0, 256)))].slice(0, 256);
 }
 
-/** Failed devices the record does not list yet. */
-function newResourceIds(record: NodeRecord, devices: PublishedNode['npus']): string[] {
+/** Triggering devices the record does not list yet. */
+function newResourceIds(record: NodeRecord, devices: readonly TriggeredDevice[]): string[] {
   const known = new Set(record.devices);
   return resourceIds(devices).filter((id) => !known.has(id));
 }

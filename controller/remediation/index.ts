@@ -3,13 +3,15 @@
  * Eviction API, decided by a pure step (decide.ts) and carried out by the remediator (the only
  * code that changes the cluster for it: remediator.ts composes pass-loop.ts, pass.ts,
  * execute.ts, actions/, breaker.ts, drain-runner.ts), with its state on the Nodes and in a
- * ConfigMap (their formats in contracts/: remediation-record.ts, remediation-breaker.ts).
+ * ConfigMap (their formats in contracts/: remediation-record.ts, remediation-breaker.ts). The
+ * thermal eviction preset is one more trigger of the same decision, timed by thermal.ts.
  */
 export {
   breakerConfigSchema,
   drainConfigSchema,
   parseRemediationConfig,
   remediationConfigSchema,
+  thermalEvictionConfigSchema,
   triggerConfigSchema,
   uncordonConfigSchema,
   type RemediationConfig,
@@ -27,12 +29,15 @@ export {
   breakerLimit,
   decide,
   matchingDevices,
+  triggeredDevices,
   type Action,
   type Decision,
   type DecisionInput,
   type NodeFacts,
   type SkipReason,
+  type TriggeredDevice,
 } from './decide.js';
+export { THERMAL_REASON, type Heat } from './thermal.js';
 export {
   DRAIN_DEFAULTS,
   drainNode,

@@ -13,6 +13,7 @@ export interface RemediationMetrics {
   drainSeconds: Histogram<'outcome'>;
   evictions: Counter<'result'>;
   blockingPods: Gauge;
+  hotDevices: Gauge;
 }
 
 /** Creates them on `registry`. */
@@ -65,8 +66,14 @@ export function createRemediationMetrics(registry: Registry): RemediationMetrics
       help: 'Pods blocking the drains that last timed out',
       registers: [registry],
     }),
+    hotDevices: new Gauge({
+      name: `${prefix}remediation_hot_devices`,
+      help: 'Devices the thermal eviction preset times as hot (high-temp without a break) in the last pass; 0 while it is off',
+      registers: [registry],
+    }),
   };
   for (const phase of REMEDIATION_PHASES) metrics.nodes.set({ phase }, 0);
   metrics.breakerOpen.set(0);
+  metrics.hotDevices.set(0);
   return metrics;
 }

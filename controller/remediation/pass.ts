@@ -1,7 +1,8 @@
 /**
  * One remediation pass: reads the breaker and the Node cache, stops the drains no longer
- * wanted, decides the whole cluster (decide.ts, pure), updates the metrics, settles the
- * breaker, then acts on each decision in turn (or, in a dry run, reports it).
+ * wanted, times the hot devices (thermal.ts, when the preset is on), decides the whole cluster
+ * (decide.ts, pure), updates the metrics, settles the breaker, then acts on each decision in
+ * turn (or, in a dry run, reports it).
  */
 import { REMEDIATION_PHASES, type BreakerState, type PublishedNode } from '../../contracts/index.js';
 import type { Clock } from '../../platform/index.js';
@@ -14,6 +15,7 @@ import type { DryRunReporter } from './dry-run.js';
 import type { Executor } from './execute.js';
 import type { RemediationMetrics } from './metrics.js';
 import { factsOf } from './node-facts.js';
+import type { HeatTracker } from './thermal.js';
 
 /** What a pass reads from and acts through. */
 export interface PassDeps {
@@ -27,6 +29,8 @@ export interface PassDeps {
   drains: DrainRunner;
   executor: Executor;
   dryRun: DryRunReporter;
+  /** The hot devices' clock of this term (the thermal preset). */
+  heat: HeatTracker;
   /** This replica and its term (written into new records). */
   identity: string;
   term: number;
@@ -61,8 +65,18 @@ export function createPass(deps: PassDeps): Pass {
         fact.record?.phase === 'overridden'
       );
     }, 'drain no longer wanted');
+    const now = clock.now();
+    // Off, the preset keeps no clock: turned on, every device gets its whole hold.
+    const heat = config.thermalEviction.enabled
+      ? deps.heat.update(
+          facts.map((fact) => fact.name),
+          deps.entry,
+          now,
+        )
+      : deps.heat.forget();
+    deps.metrics.hotDevices.set(deps.heat.devices());
     const decision = decide({
-      now: clock.now(),
+      now,
       config,
       identity: deps.identity,
       term: deps.term,
@@ -70,6 +84,7 @@ export function createPass(deps: PassDeps): Pass {
       entry: deps.entry,
       breaker: read.state,
       draining: new Set(drains.nodes()),
+      heat,
     });
     recordMetrics(deps.metrics, decision, facts, decision.breaker ?? read.state);
     if (!(await deps.breaker.settle(read, decision.breaker, config, signal))) return;

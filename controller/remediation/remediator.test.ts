@@ -50,8 +50,28 @@ function failedEntry(node: string): PublishedNode {
   };
 }
 
+/** n's npu3 running hot: `high-temp` active, degraded. */
+function hotEntry(node: string): PublishedNode {
+  const entry = failedEntry(node);
+  const [device] = entry.npus;
+  if (!device) throw new Error('no device');
+  entry.summary = { ...entry.summary, failed: 0, degraded: 1 };
+  entry.npus = [
+    {
+      ...device,
+      status: 'degraded',
+      reason: 'high-temp',
+      reasons: ['high-temp'],
+      temperature_c: 92,
+      pcie_link_status: 'up',
+    },
+  ];
+  return entry;
+}
+
 interface Harness {
   clock: FakeClock;
+  registry: Registry;
   nodes: FakeRemediationNodeClient;
   configMaps: FakeConfigMapClient;
   events: FakeEventClient;
@@ -144,6 +164,7 @@ function harness(
   let running: Promise<void> | undefined;
   const h: Harness = {
     clock,
+    registry,
     nodes,
     configMaps,
     events: eventClient,
@@ -411,5 +432,56 @@ describe('remediator', () => {
     expect(dry.map((e) => [e.involvedObject.name, e.message, e.count])).toEqual([
       ['n3', 'would cordon: npu3: pcie-link-down', 1],
     ]);
+  });
+
+  it('thermal preset: drains a node hot for forSeconds across passes; remediation off restarts the hold', async () => {
+    const on: RemediationConfigInput = { mode: 'drain', thermalEviction: { enabled: true, forSeconds: 30 } };
+    const settings = { current: on };
+    const h = harness(settings);
+    const hotGauge = async (): Promise<number | undefined> =>
+      (await h.registry.getSingleMetric('npu_fault_controller_remediation_hot_devices')?.get())?.values[0]
+        ?.value;
+    h.entries.set('n3', hotEntry('n3'));
+    await h.start(); // the hold starts at T0
+    expect(await hotGauge()).toBe(1);
+    await h.clock.advance(29_000);
+    await h.pass(); // T0 + 29.25 s: passes every 2 s meanwhile, none past the hold
+    expect(record(h, 'n3')).toBeUndefined();
+
+    // Remediation off for a pass: nobody watched the device, so its hold starts again.
+    settings.current = { ...on, mode: 'off' };
+    await h.pass();
+    expect(await hotGauge()).toBe(0);
+    settings.current = on;
+    await h.pass();
+    await h.clock.advance(20_000);
+    await h.pass(); // 50 s after the first hot pass, about 20 s into the new hold
+    expect(record(h, 'n3')).toBeUndefined();
+    expect(h.nodes.writes).toEqual([]);
+
+    await h.clock.advance(10_000);
+    await h.pass(); // the new hold is over: cordoned, then drained on the next pass (delay 0)
+    const held = record(h, 'n3');
+    expect(held).toMatchObject({ phase: 'draining', devices: ['Ascend910-3'] });
+    expect(held?.reason).toMatch(/^npu3: high-temp for 3\d s at 92 °C$/);
+    // Cordoned 30 s into the second hold (it began about 29.75 s after T0), not the first.
+    expect(Date.parse(held?.since ?? '') - T0).toBeGreaterThanOrEqual(59_750);
+    expect(h.drains.map((d) => [d.node, d.devices])).toEqual([['n3', ['Ascend910-3']]]);
+    await h.flushEvents();
+    expect(reasons(h)).toEqual(['n3:DrainStarted', 'n3:NodeCordoned']);
+  });
+
+  it('thermal preset off (the default): a device hot for ten minutes is left alone', async () => {
+    const h = harness({ mode: 'drain' });
+    h.entries.set('n3', hotEntry('n3'));
+    await h.start();
+    await h.clock.advance(600_000);
+    await h.pass();
+    expect(h.nodes.writes).toEqual([]);
+    expect(h.drains).toEqual([]);
+    expect(
+      (await h.registry.getSingleMetric('npu_fault_controller_remediation_hot_devices')?.get())?.values[0]
+        ?.value,
+    ).toBe(0);
   });
 });

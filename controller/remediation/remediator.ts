@@ -18,6 +18,8 @@
  *   uncordons the node, or when it enters maintenance.
  * - Dry run: the same decisions, logged, as Events and metrics, once per change (dry-run.ts);
  *   nothing is written, the breaker included.
+ * - The thermal preset's clock (thermal.ts) lives as long as the term and runs only while
+ *   passes do: remediation off, or another replica leading, starts every hold again.
  */
 import type { PublishedNode } from '../../contracts/index.js';
 import { describeError, type Clock, type Logger, type Runnable } from '../../platform/index.js';
@@ -35,6 +37,7 @@ import type { RemediationNodeClient } from './node-client.js';
 import { createNodeRecords } from './node-records.js';
 import { createPassLoop } from './pass-loop.js';
 import { createPass, type Pass } from './pass.js';
+import { createHeatTracker } from './thermal.js';
 
 export type { DrainFunction, DrainResult } from './drain-runner.js';
 
@@ -89,6 +92,7 @@ export function createRemediator(deps: RemediatorDeps, options: RemediatorOption
     leading,
     onFinished: () => loop.wake(),
   });
+  const heat = createHeatTracker();
   const pass: Pass = createPass({
     nodes: deps.nodes,
     entry: deps.entry,
@@ -101,6 +105,7 @@ export function createRemediator(deps: RemediatorDeps, options: RemediatorOption
     drains,
     executor: createExecutor({ records, drains, events, clock, log, metrics, leading }),
     dryRun,
+    heat,
     identity: options.identity,
     term: options.term,
   });
@@ -111,7 +116,12 @@ export function createRemediator(deps: RemediatorDeps, options: RemediatorOption
       // Turned off, to cordon only, or to a dry run: drains in progress stop (records stay
       // `draining`, resumed if drain mode comes back).
       if (config.mode !== 'drain' || config.dryRun) drains.stopAll('drain mode off');
-      if (config.mode === 'off' || !leading()) return;
+      if (config.mode === 'off' || !leading()) {
+        // No pass watched the devices meanwhile: a hold must not span the gap.
+        heat.forget();
+        metrics.hotDevices.set(0);
+        return;
+      }
       try {
         await pass(config, signal);
       } catch (error) {
