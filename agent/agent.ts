@@ -183,13 +183,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   let canary: Canary | undefined;
   if (config.canary.url !== undefined) {
     canary = createCanary(
-      {
-        url: config.canary.url,
-        intervalSeconds: config.canary.intervalSeconds,
-        timeoutMs: config.canary.timeoutMs,
-        body: config.canary.body,
-        expect: config.canary.expect,
-      },
+      { ...config.canary, url: config.canary.url },
       { clock, log: log.child({ part: 'canary' }), registry, ...(deps.fetch ? { fetch: deps.fetch } : {}) },
     );
   }

@@ -11,6 +11,7 @@ import {
   npuSmiCollectorConfigSchema,
   nvidiaSmiCollectorConfigSchema,
 } from './collectors/index.js';
+import { canaryConfigSchema } from './canary/index.js';
 
 /** The collectors `--collector` chooses from. */
 export const COLLECTOR_KINDS = ['auto', 'hdc', 'npu-smi', 'nvidia-smi', 'sim'] as const;
@@ -167,21 +168,7 @@ export const agentConfigSchema = z
       backoffInitialMs: z.number().int().positive().default(200).describe('first retry delay'),
       backoffMaxMs: z.number().int().positive().default(10000).describe('longest retry delay'),
     }),
-    canary: z.strictObject({
-      url: z
-        .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
-        .optional()
-        .describe(
-          'a local inference endpoint to probe (e.g. http://127.0.0.1:8000/v1/completions); off when unset',
-        ),
-      intervalSeconds: z.number().positive().default(30).describe('time between canary requests'),
-      timeoutMs: z.number().int().positive().default(10000).describe('a canary request taking longer fails'),
-      body: z
-        .string()
-        .default('{"prompt":"1+1=","max_tokens":1,"temperature":0}')
-        .describe('the JSON body POSTed to the endpoint'),
-      expect: z.string().default('').describe('text the answer must contain (empty: any 2xx answer passes)'),
-    }),
+    canary: canaryConfigSchema,
     local: z.strictObject({
       heartbeatSeconds: z
         .number()

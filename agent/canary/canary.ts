@@ -29,7 +29,6 @@ import {
   type CheckOutcome,
 } from './answer.js';
 import type { CanaryConfig } from './config.js';
-import { fromLegacyOptions, isLegacyOptions, type LegacyCanaryOptions } from './legacy.js';
 import { API_PATHS, MODELS_PATH, completionRequestBody, endpointUrl } from './request.js';
 
 /** The largest answer of the inference server read (a completion of a few tokens is tiny). */
@@ -69,8 +68,8 @@ export interface CanaryDeps {
 }
 
 /** Builds the canary. */
-export function createCanary(options: CanaryOptions | LegacyCanaryOptions, deps: CanaryDeps): Canary {
-  const settings = isLegacyOptions(options) ? fromLegacyOptions(options) : options;
+export function createCanary(options: CanaryOptions, deps: CanaryDeps): Canary {
+  const settings = options;
   const doFetch = deps.fetch ?? fetch;
   const answerCheck = answerCheckOf(settings);
   const metrics = canaryMetrics(deps.registry);

@@ -21,4 +21,3 @@ export {
   type CanaryConfig,
 } from './config.js';
 export { CANARY_RESULTS, type CanaryResult } from './answer.js';
-export type { LegacyCanaryOptions } from './legacy.js';
