@@ -43,7 +43,8 @@ import {
 } from './probe/index.js';
 import { createSender, type Sender } from './push/index.js';
 import { createSampler, type Sampler } from './sampler/index.js';
-import { FaultBoard, SIM_FAULTS_PATH, loadSimNode } from './sim/index.js';
+import { FaultBoard, SIM_FAULTS_PATH, loadSimNode, simNodeCheck } from './sim/index.js';
+import { createNodeCheckRunner, type NodeCheck, type NodeCheckRunner } from './node-checks/index.js';
 import { createDeviceMetrics, deviceTelemetry, type DeviceTelemetry } from './telemetry/index.js';
 
 /** Device node names the watcher follows: each family's (`davinci<N>`, `nvidia<N>`). */
@@ -188,6 +189,20 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
     );
   }
 
+  // The node checks (docs/node-checks.md): their problems go with every snapshot, and a
+  // change of them is sent at once.
+  const checks: NodeCheck[] = [];
+  if (board) checks.push(simNodeCheck(board));
+  const nodeChecks =
+    checks.length === 0
+      ? undefined
+      : createNodeCheckRunner(checks, {
+          clock,
+          log: log.child({ part: 'node-checks' }),
+          registry,
+          onChange: () => samplerRef.current?.sampleNow(),
+        });
+
   let lastSnapshot: Snapshot | null = null;
   // The last snapshot with the tool's own fresh readings (not a resend, not old readings
   // carrying new events, not a liveness sample), for the device series.
@@ -200,7 +215,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
       probe,
       enqueue: (snapshot) => sender.enqueue(snapshot),
       ...(config.inventory.enabled && !simulated ? { complete: completeWith(inventory) } : {}),
-      ...(canary ? { decorate: canaryDecorator(canary) } : {}),
+      ...(canary || nodeChecks ? { decorate: payloadDecorator(canary, nodeChecks) } : {}),
       ...(board ? { muted: () => board.active('silence', clock.now()) } : {}),
       onSnapshot: (snapshot) => {
         lastSnapshot = snapshot;
@@ -328,6 +343,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
     collecting,
     ...eventSources,
     ...(canary ? [canary] : []),
+    ...(nodeChecks ? [nodeChecks] : []),
     ...(config.heapTrimSeconds > 0
       ? [
           createHeapTrimmer(config.heapTrimSeconds * 1000, {
@@ -351,14 +367,24 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   };
 }
 
-/** Adds the canary's verdict to every payload (the engine raises inference-canary-failed). */
-function canaryDecorator(canary: Canary): (payload: Payload) => Payload {
+/**
+ * Adds what the agent knows beside the tool to every payload: the canary's verdict (the engine
+ * raises inference-canary-failed) and the node problems that hold (CONTRACT §1.8).
+ */
+function payloadDecorator(
+  canary: Canary | undefined,
+  nodeChecks: NodeCheckRunner | undefined,
+): (payload: Payload) => Payload {
   return (payload) => {
-    const verdict = canary.verdict();
-    if (verdict.at === null) return payload;
+    const verdict = canary?.verdict();
+    const problems = nodeChecks?.problems() ?? [];
+    if ((verdict === undefined || verdict.at === null) && problems.length === 0) return payload;
     return {
       ...payload,
-      canary: { ok: verdict.ok, consecutive_failures: verdict.consecutiveFailures, at: verdict.at },
+      ...(verdict === undefined || verdict.at === null
+        ? {}
+        : { canary: { ok: verdict.ok, consecutive_failures: verdict.consecutiveFailures, at: verdict.at } }),
+      ...(problems.length === 0 ? {} : { node_problems: [...problems] }),
     } as Payload;
   };
 }

@@ -217,6 +217,37 @@ describe('the node agent pushing through a real function into real controllers',
     }
   });
 
+  it('a node problem the agent finds reaches the ConfigMap as a node reason, and its end clears it', async () => {
+    const response = await inject({ kind: 'node-problem', reason: 'nic-link-down' });
+    expect(response.status).toBe(201);
+    const { id } = (await response.json()) as { id: number };
+    const started = performance.now();
+    const doc = await documentWhere(
+      (d) => d.nodes[node]?.reasons?.includes('nic-link-down') === true,
+      'nic-link-down on the node entry',
+    );
+    const seconds = (performance.now() - started) / 1000;
+    // Critical by default: every device not failed is published unknown with it as its reason.
+    const entry = doc.nodes[node];
+    expect(entry?.npus.filter((d) => d.status !== 'failed').every((d) => d.reason === 'nic-link-down')).toBe(
+      true,
+    );
+    expect(entry?.summary.unknown).toBeGreaterThan(0);
+    expect(seconds).toBeLessThan(5); // the write budget: sent at once, written within ~1 s
+    // The node-local endpoint serves the same entry to the node's pods.
+    const fault = (await (await fetch(`${agentUrl}/v1/fault`)).json()) as { entry: { reasons?: string[] } };
+    expect(fault.entry.reasons).toContain('nic-link-down');
+    const ended = await fetch(`${agentUrl}/v1/sim/faults/${id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${faultToken}` },
+    });
+    expect(ended.status).toBeLessThan(300);
+    await documentWhere(
+      (d) => !(d.nodes[node]?.reasons ?? []).includes('nic-link-down'),
+      'nic-link-down lifted',
+    );
+  });
+
   it('refuses a fault without the fault token (401), injecting nothing', async () => {
     const response = await fetch(`${agentUrl}/v1/sim/faults`, {
       method: 'POST',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { buildNode } from '../../core/sim/index.js';
-import { FaultBoard, SimFaultError } from './faults.js';
+import { FaultBoard, SimFaultError, simNodeCheck } from './faults.js';
 
 const START = Date.parse('2026-12-01T00:00:00Z');
 const npuNode = buildNode('atlas-1', '910B', 1);
@@ -33,6 +33,25 @@ describe('FaultBoard', () => {
     expect(board.end(silence.id, START + 62_000)).toBe(false);
     expect(board.end(hang.id, START + 62_000)).toBe(false);
     expect(board.list().map((f) => f.id)).toEqual([hang.id, silence.id]);
+  });
+
+  it('reports node-problem faults as a node check would, while in effect', async () => {
+    const board = new FaultBoard(npuNode, START);
+    const nic = board.add({ kind: 'node-problem', reason: 'nic-link-down', seconds: 10 }, START);
+    board.add({ kind: 'node-problem', reason: 'oom-kill-storm' }, START + 1000);
+    const check = simNodeCheck(board);
+    expect((await check.run(START + 1000, new AbortController().signal)).map((p) => p.reason)).toEqual([
+      'nic-link-down',
+      'oom-kill-storm',
+    ]);
+    expect(board.nodeProblems(START + 10_000).map((p) => p.reason)).toEqual(['oom-kill-storm']);
+    expect(board.nodeProblems(START)[0]?.message).toBe(`injected by the simulator (fault ${nic.id})`);
+    expect(board.timeline()).toEqual([]);
+    expect(() => board.add({ kind: 'node-problem' }, START)).toThrow('reason: required for node-problem');
+    expect(() => board.add({ kind: 'silence', reason: 'nvlink-down' }, START)).toThrow(/^reason: /);
+    expect(() => board.add({ kind: 'node-problem', reason: 'nvlink-down', device: 'npu0' }, START)).toThrow(
+      /^device: /,
+    );
   });
 
   it('a fault ended in its first second still lasts one sample', () => {

@@ -2,11 +2,14 @@
  * The simulated node's fault board: the faults injected through the agent's fault API, in
  * the terms a person uses (`hot`, `offline`, `tool-hang`…), turned into the simulator's
  * timeline faults (core/sim) for the readings, and into agent behaviour for the rest (the
- * tool hangs or prints garbage, the agent falls silent, the kernel logs an XID).
+ * tool hangs or prints garbage, the agent falls silent, the kernel logs an XID, a node check
+ * finds a node problem).
  */
 import { z } from 'zod';
+import { NODE_PROBLEM_REASONS } from '../../contracts/index.js';
 import type { Fault, SimNode } from '../../core/sim/index.js';
 import { FAMILIES } from '../../families/index.js';
+import type { NodeCheck, NodeProblem } from '../node-checks/index.js';
 
 /** The fault-injection API's path (api.ts; here so naming it does not load express). */
 export const SIM_FAULTS_PATH = '/v1/sim/faults';
@@ -23,6 +26,7 @@ export const SIM_FAULT_KINDS = [
   'tool-hang',
   'garbage',
   'silence',
+  'node-problem',
 ] as const;
 /** One of SIM_FAULT_KINDS. */
 export type SimFaultKind = (typeof SIM_FAULT_KINDS)[number];
@@ -51,6 +55,8 @@ export const simFaultRequestSchema = z.strictObject({
   xid: z.number().int().min(0).max(1000).optional(),
   /** `uncorrectable`: how many errors (default 1). */
   count: z.number().int().positive().max(1_000_000).optional(),
+  /** `node-problem`: which (`nic-link-down`, …); the agent reports it as its checks would. */
+  reason: z.enum(NODE_PROBLEM_REASONS).optional(),
 });
 /** A fault request as validated. */
 export type SimFaultRequest = z.infer<typeof simFaultRequestSchema>;
@@ -102,6 +108,11 @@ export class FaultBoard {
     } else if (request.device !== undefined) {
       throw new SimFaultError('device', `${request.kind} acts on the whole node; give no device`);
     }
+    if ((request.kind === 'node-problem') !== (request.reason !== undefined))
+      throw new SimFaultError(
+        'reason',
+        request.kind === 'node-problem' ? 'required for node-problem' : `only node-problem takes a reason`,
+      );
     const fault: SimFault = {
       ...request,
       id: this.#nextId++,
@@ -136,6 +147,15 @@ export class FaultBoard {
   active(kind: SimFaultKind, now: number): boolean {
     for (const fault of this.#faults.values()) if (fault.kind === kind && inEffect(fault, now)) return true;
     return false;
+  }
+
+  /** The node problems injected and in effect at `now`, as a node check reports them. */
+  nodeProblems(now: number): NodeProblem[] {
+    const out: NodeProblem[] = [];
+    for (const f of this.#faults.values())
+      if (f.kind === 'node-problem' && f.reason !== undefined && inEffect(f, now))
+        out.push({ reason: f.reason, message: `injected by the simulator (fault ${f.id})` });
+    return out;
   }
 
   /** The simulator's timeline faults for the readings (seconds after `start`). */
@@ -183,7 +203,7 @@ export class FaultBoard {
           out.push({ kind: 'vanish', device, ...window, mode: 'omitted' });
           break;
         default:
-          // xid, tool-hang, garbage, silence act on the agent, not on the readings.
+          // xid, tool-hang, garbage, silence, node-problem act on the agent, not on the readings.
           break;
       }
     }
@@ -193,4 +213,9 @@ export class FaultBoard {
 
 function inEffect(fault: SimFault, now: number): boolean {
   return fault.from <= now && (fault.to === null || now < fault.to);
+}
+
+/** The simulated node's node check: the `node-problem` faults in effect, as a real check would report them. */
+export function simNodeCheck(board: FaultBoard): NodeCheck {
+  return { name: 'sim', intervalMs: 500, run: async (now) => board.nodeProblems(now) };
 }

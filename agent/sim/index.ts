@@ -40,6 +40,7 @@ export {
   SIM_FAULTS_PATH,
   SimFaultError,
   simFaultRequestSchema,
+  simNodeCheck,
   type SimFault,
   type SimFaultKind,
   type SimFaultRequest,
