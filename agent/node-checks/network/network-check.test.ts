@@ -195,6 +195,8 @@ describe('the network check', () => {
     h.connector.answer('192.0.2.1:53', 'timeout');
     await h.round();
     await h.round();
+    expect((await h.round())[0]?.message).toMatch(/^gateway 192\.0\.2\.1:53: 3 probes missed/);
+    // The route moves to another gateway (a failover): the old one's problem goes with it.
     h.files.files[ROUTE] = routes(
       { gateway: '198.51.100.1', iface: 'eth1' },
       { gateway: '192.0.2.1', metric: 100 },
@@ -202,6 +204,8 @@ describe('the network check', () => {
     h.connector.answer('198.51.100.1:53', 'timeout');
     expect(await h.round()).toEqual([]);
     expect(h.connector.attempts.slice(-2)).toEqual(['198.51.100.1:53', '10.96.0.1:443']);
+    await h.round();
+    expect((await h.round())[0]?.message).toMatch(/^gateway 198\.51\.100\.1:53: 3 probes missed/);
   });
 
   it('says once per spell that a table cannot be read or is garbage, counts each, and never throws', async () => {

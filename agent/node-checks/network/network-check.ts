@@ -74,6 +74,8 @@ class NetworkProbe {
   /** The API server and the configured targets: fixed at the start. */
   readonly #fixed: ProbedTarget[] = [];
   readonly #records = new Map<string, TargetRecord>();
+  /** The keys of the last round's targets: only they make problems. */
+  #current = new Set<string>();
   /** The gateway last read from the routing table: probed while the table has none. */
   #gateway: ProbedTarget | null = null;
   /** Each table's failing spell (its reason), so one warning is logged per spell. */
@@ -122,9 +124,11 @@ class NetworkProbe {
         );
       }
       const targets = [...(this.config.gateway ? await this.#gatewayTarget() : []), ...this.#fixed];
-      const keys = new Set(targets.map(keyOf));
-      // A gateway the routing table no longer names is forgotten with its misses.
-      for (const key of this.#records.keys()) if (!keys.has(key)) this.#records.delete(key);
+      this.#current = new Set(targets.map(keyOf));
+      // A gateway the routing table no longer names is forgotten with its misses (once its
+      // attempt settled, so a gateway named again never gets a second attempt at once).
+      for (const [key, record] of this.#records)
+        if (!this.#current.has(key) && !record.inFlight) this.#records.delete(key);
       for (const kind of TARGET_KINDS)
         this.#metrics.targets.set({ target: kind }, targets.filter((t) => t.kind === kind).length);
       await Promise.all(targets.map((target) => this.#probe(target, now, signal)));
@@ -136,7 +140,9 @@ class NetworkProbe {
   }
 
   #problems(now: number): NodeProblem[] {
-    const unreachable = [...this.#records.values()].filter((r) => isUnreachable(r.state, this.config.misses));
+    const unreachable = [...this.#records]
+      .filter(([key, record]) => this.#current.has(key) && isUnreachable(record.state, this.config.misses))
+      .map(([, record]) => record);
     this.#metrics.unreachable.set(unreachable.length);
     if (unreachable.length === 0) return [];
     return [{ reason: 'network-unreachable', message: unreachableMessage(unreachable, now) }];
