@@ -12,7 +12,7 @@ import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:
 
 /** The test range: 10.213.0.0/16, cut into /30 links. */
 const RANGE = { first: (10 << 24) | (213 << 16), blocks: 1 << 14 };
-const NS_NAME = /^npf-(\d+)-\d+$/;
+const NS_NAME = /^npf-(\d+)-\w+$/;
 const IFACE_NAME = /^nf(\d+)x\d+[ab]$/;
 
 /** One end of a veth pair: its namespace (null: this machine's own), interface and address. */
