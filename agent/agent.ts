@@ -45,6 +45,7 @@ import { createSender, type Sender } from './push/index.js';
 import { createSampler, type Sampler } from './sampler/index.js';
 import { FaultBoard, SIM_FAULTS_PATH, loadSimNode, simNodeCheck } from './sim/index.js';
 import { createNodeCheckRunner, type NodeCheck, type NodeCheckRunner } from './node-checks/index.js';
+import { createNetworkCheck } from './node-checks/network/index.js';
 import { createDeviceMetrics, deviceTelemetry, type DeviceTelemetry } from './telemetry/index.js';
 
 /** Device node names the watcher follows: each family's (`davinci<N>`, `nvidia<N>`). */
@@ -81,6 +82,8 @@ export interface NodeAgent {
   collector: string;
   /** The simulated node's fault board, with `--collector sim`. */
   faults?: FaultBoard;
+  /** The node checks that run (`sim` alone on a simulated node: it probes nothing real). */
+  nodeChecks: readonly string[];
 }
 
 /** Builds every part (reads the PCI inventory first); run `runnables` with runAll. */
@@ -191,8 +194,11 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
 
   // The node checks (docs/node-checks.md): their problems go with every snapshot, and a
   // change of them is sent at once.
-  const checks: NodeCheck[] = [];
-  if (board) checks.push(simNodeCheck(board));
+  // A simulated node checks nothing real (no probe of this machine's network): only what
+  // its fault API injects.
+  const checks: NodeCheck[] = board
+    ? [simNodeCheck(board)]
+    : realNodeChecks(config.nodeChecks, { clock, log: log.child({ part: 'node-checks' }), registry });
   const nodeChecks =
     checks.length === 0
       ? undefined
@@ -364,7 +370,22 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
     feed,
     collector: collector.name,
     ...(board ? { faults: board } : {}),
+    nodeChecks: checks.map((c) => c.name),
   };
+}
+
+/** The node checks the config turns on, for a real node. */
+function realNodeChecks(
+  config: AgentConfig['nodeChecks'],
+  deps: { clock: Clock; log: Logger; registry: Registry },
+): NodeCheck[] {
+  const checks: NodeCheck[] = [];
+  const { network } = config;
+  if (network.enabled)
+    checks.push(
+      createNetworkCheck(network, { ...deps, log: deps.log.child({ check: 'network' }), env: process.env }),
+    );
+  return checks;
 }
 
 /**

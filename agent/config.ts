@@ -12,6 +12,7 @@ import {
   nvidiaSmiCollectorConfigSchema,
 } from './collectors/index.js';
 import { canaryConfigSchema } from './canary/index.js';
+import { networkCheckConfigSchema } from './node-checks/network/index.js';
 
 /** The collectors `--collector` chooses from. */
 export const COLLECTOR_KINDS = ['auto', 'hdc', 'npu-smi', 'nvidia-smi', 'sim'] as const;
@@ -169,6 +170,10 @@ export const agentConfigSchema = z
       backoffMaxMs: z.number().int().positive().default(10000).describe('longest retry delay'),
     }),
     canary: canaryConfigSchema,
+    // The node checks (docs/node-checks.md), one section each; a simulated node runs none of them.
+    nodeChecks: z.strictObject({
+      network: networkCheckConfigSchema,
+    }),
     local: z.strictObject({
       heartbeatSeconds: z
         .number()

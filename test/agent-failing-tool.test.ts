@@ -85,6 +85,8 @@ describe('a failing tool reads as one, through a real function and controller', 
         `--function-url=${functionUrl}`,
         `--token-file=${tokenFile}`,
         '--probe-warmup-seconds=0',
+        // Tests probe no network but loopback and their own namespaces: not this machine's gateway.
+        '--no-node-checks-network-enabled',
         ...args,
       ],
     });

@@ -1,0 +1,55 @@
+/**
+ * Which node checks an agent runs: a simulated node (the demo's, the benchmarks', most tests')
+ * none that touch the machine, so it never probes this machine's gateway or API server.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { FakeClock, createLogger, createRegistry, loadConfig } from '../platform/index.js';
+import { createNodeAgent } from './agent.js';
+import { agentConfigSchema } from './config.js';
+
+const log = createLogger({ level: 'silent', component: 'test' });
+
+/** An agent's settings from command-line flags, as cli/agent.ts reads them. */
+const config = (flags: Record<string, string>) =>
+  loadConfig(agentConfigSchema, {
+    flags: {
+      node: 'node-a',
+      'function-url': 'http://127.0.0.1:1',
+      listen: '127.0.0.1:0',
+      'inventory-enabled': 'false',
+      'events-kmsg': 'false',
+      'events-device-nodes': 'false',
+      ...flags,
+    },
+    env: {},
+  });
+
+describe('the agent’s node checks', () => {
+  it('a simulated node runs only its injected problems: no network probe, whatever the config says', async () => {
+    const agent = await createNodeAgent({
+      config: config({
+        collector: 'sim',
+        'sim-enabled': 'true',
+        'node-checks-network-enabled': 'true',
+      }),
+      clock: new FakeClock(),
+      log,
+      registry: createRegistry('agent'),
+    });
+    expect(agent.nodeChecks).toEqual(['sim']);
+  });
+
+  it('a real node runs the network probe by default, and not when it is turned off', async () => {
+    const build = async (network: Record<string, string>) =>
+      (
+        await createNodeAgent({
+          config: config({ collector: 'hdc', ...network }),
+          clock: new FakeClock(),
+          log,
+          registry: createRegistry('agent'),
+        })
+      ).nodeChecks;
+    expect(await build({})).toContain('network');
+    expect(await build({ 'node-checks-network-enabled': 'false' })).not.toContain('network');
+  });
+});
