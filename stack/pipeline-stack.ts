@@ -134,6 +134,8 @@ export interface StackTuning {
    * on the command line they outrank what `env`'s NODE_OPTIONS sets.
    */
   functionNodeArgs?: readonly string[];
+  /** More agent flags for one node (the demo's canary on one node). */
+  agentArgs?: (node: SimNode) => string[];
   /** The namespace's name prefix (default npu-fault-demo). */
   namespacePrefix?: string;
   /** The label marking the namespace and Nodes for cleanup (default DEMO_LABEL). */
@@ -278,6 +280,7 @@ export async function deployPipeline(options: {
           `--token-file=${tokenFile}`,
           `--sim-fault-token-file=${faultTokenFile}`,
           '--probe-warmup-seconds=0',
+          ...(tuning.agentArgs?.(node) ?? []),
         ],
       });
       processes.push(agent);

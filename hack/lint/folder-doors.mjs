@@ -1,8 +1,8 @@
 // Lint rule `local/folder-doors`: a folder with an index.ts is entered only through it
 // (hono's "one public door per folder"). Importing a file of another folder that has a door
 // (or lies inside one that has) is an error naming the door to use instead. Importing from
-// one's own folder or a parent folder is free, and tests, test support and benchmarks
-// (`*.test.ts`, `testing.ts`, `test/setup/`, `bench/`) may also use a folder's `testing.ts`
+// one's own folder or a parent folder is free, and tests, test support, benchmarks and the
+// demo (`*.test.ts`, `testing.ts`, `test/setup/`, `bench/`, `stack/`) may also use a folder's `testing.ts`
 // (builders and fakes kept beside the code they serve).
 import { existsSync } from 'node:fs';
 import { dirname, basename, relative, resolve, sep } from 'node:path';
@@ -47,6 +47,8 @@ const rule = {
       source.endsWith('.test.ts') ||
       basename(source) === 'testing.ts' ||
       parts.includes('bench') ||
+      // the demo and the benchmarks' shared stack (never shipped) drives the same fakes
+      parts.includes('stack') ||
       parts.join('/').includes('/test/setup/');
     function check(node) {
       const spec = node.source?.value;

@@ -10,6 +10,7 @@
  */
 import type { PublishedDocument } from '../../contracts/index.js';
 import type { SimNode } from '../../core/sim/index.js';
+import { startStandInInferenceServer, type StandInInferenceServer } from '../../agent/canary/testing.js';
 import { EXIT_DATA, type CliIO } from '../../cli/io.js';
 import { followFaultStream, watchStatus, type SeenDocument, type SeenEntry } from '../observe.js';
 import {
@@ -131,12 +132,14 @@ export async function runPipelineDemo(options: PipelineOptions, io: CliIO): Prom
 
   let cluster: DemoCluster | undefined;
   let stack: DemoStack | undefined;
+  let inference: StandInInferenceServer | undefined;
   const stops: { stop(): void }[] = [];
   let cleaned: Promise<void> | undefined;
   const cleanup = (): Promise<void> =>
     (cleaned ??= (async () => {
       for (const s of stops) s.stop();
       await stack?.dispose().catch(() => undefined);
+      await inference?.close().catch(() => undefined);
       await cluster?.stop().catch(() => undefined);
     })());
   const onExit = (): void => {
@@ -158,9 +161,24 @@ export async function runPipelineDemo(options: PipelineOptions, io: CliIO): Prom
       log: (line) => io.stdout(`  ${line}\n`),
     });
     start = Date.now();
-    stack = await deployPipeline({ admin: cluster.admin, fleet, log: say });
+    // The serving node's inference server: a stand-in that answers the canary's question,
+    // right until the scenario makes it wrong.
+    inference = await startStandInInferenceServer();
+    const canaryUrl = inference.url;
+    stack = await deployPipeline({
+      admin: cluster.admin,
+      fleet,
+      log: say,
+      tuning: {
+        agentArgs: (node) =>
+          node.name === plan.canary.node
+            ? [`--canary-url=${canaryUrl}`, '--canary-interval-seconds=1', '--canary-timeout-ms=900']
+            : [],
+      },
+    });
     return await play({
       stack,
+      inference,
       cluster,
       fleet,
       plan,
@@ -185,6 +203,7 @@ export async function runPipelineDemo(options: PipelineOptions, io: CliIO): Prom
 
 async function play(ctx: {
   stack: DemoStack;
+  inference: StandInInferenceServer;
   cluster: DemoCluster;
   fleet: readonly SimNode[];
   plan: ReturnType<typeof planFaults>;
@@ -261,6 +280,11 @@ async function play(ctx: {
     () =>
       row(key).watchAt !== undefined;
 
+  // The serving node starts answering wrong: two failed canary requests in a row, then the
+  // warning's 6 s, degrade its devices (the demo's rules).
+  say(paint('36', `▸ ${plan.canary.node}: its inference server starts answering wrong`));
+  ctx.inference.behave('wrong');
+  mark('canaryDegraded');
   // Heat and an ECC storm build up over seconds; a link down fails at once.
   say(paint('36', `▸ ${plan.heat.node} ${plan.heat.device}: a fan fails, it climbs to 95 °C`));
   await inject(agentOf(plan.heat.node), { kind: 'hot', device: plan.heat.device, celsius: 95 });
@@ -273,6 +297,15 @@ async function play(ctx: {
   await inject(agentOf(plan.link.node), { kind: 'link-down', device: plan.link.device });
   mark('link');
   await conditions.until(seenInConfigMap('link'), STEP_TIMEOUT_MS, 'the link down in the ConfigMap');
+
+  // Around the cards: a NIC that matters goes down, the node is unusable whatever its cards say.
+  say(paint('36', `▸ ${plan.nic.node}: a NIC goes down (the agent's links check)`));
+  const nic = await inject(agentOf(plan.nic.node), { kind: 'node-problem', reason: 'nic-link-down' });
+  mark('nicDown');
+  await conditions.until(seenInConfigMap('nicDown'), STEP_TIMEOUT_MS, 'the NIC down in the ConfigMap');
+  say(paint('36', `▸ ${plan.nic.node}: the NIC is back`));
+  await endFault(agentOf(plan.nic.node), nic.id);
+  mark('nicUp');
 
   // The leader dies mid-scenario; a fault injected now must be published by its successor.
   const leaderName = docs.at(-1)!.document.publisher.identity;
@@ -309,6 +342,14 @@ async function play(ctx: {
     STEP_TIMEOUT_MS,
     'the ECC storm degrading its device',
   );
+  await conditions.until(
+    seenInConfigMap('canaryDegraded'),
+    STEP_TIMEOUT_MS,
+    'the wrong answers degrading the serving node',
+  );
+  say(paint('36', `▸ ${plan.canary.node}: its inference server answers right again`));
+  ctx.inference.behave('right');
+  mark('canaryRecovered');
   say(paint('36', `▸ ${plan.ecc.node} ${plan.ecc.device}: an uncorrectable ECC error; the storm stops`));
   await inject(agentOf(plan.ecc.node), { kind: 'uncorrectable', device: plan.ecc.device });
   mark('eccFailed');

@@ -6,7 +6,7 @@
 import type { PublishedDocument, PublishedNode } from '../../contracts/index.js';
 import { buildFleet, mixedFleet, type SimKind, type SimNode } from '../../core/sim/index.js';
 
-/** `full`: the 16-node mixed fleet; `short`: five nodes, the same faults (tests, quick looks). */
+/** `full`: the 16-node mixed fleet; `short`: seven nodes, the same faults (tests, quick looks). */
 export type ScenarioSize = 'full' | 'short';
 
 /** The fleet of a scenario; seed 1 matches the agents' `--sim-seed=1`. */
@@ -18,6 +18,9 @@ export function demoFleet(size: ScenarioSize): SimNode[] {
       { kind: 'A3', count: 1 },
       { kind: '310P', count: 1 },
       { kind: 'nvidia', count: 2 },
+      // Around the cards: a NIC going down, a serving node whose answers go wrong.
+      { kind: '910B', count: 1 },
+      { kind: 'nvidia', count: 1 },
     ],
     1,
   );
@@ -40,6 +43,10 @@ export interface FaultPlan {
   link: { node: string; device: string; siblings: string[] };
   vanish: { node: string; device: string };
   silent: { node: string; devices: string[] };
+  /** A node problem: a NIC that matters goes down (every device of the node unknown). */
+  nic: { node: string; devices: string[] };
+  /** The node whose agent runs the inference canary against the demo's stand-in server. */
+  canary: { node: string; devices: string[] };
 }
 
 function pick(fleet: readonly SimNode[], kind: SimKind, preferred: string, taken: Set<string>): SimNode {
@@ -47,7 +54,7 @@ function pick(fleet: readonly SimNode[], kind: SimKind, preferred: string, taken
     fleet.find((n) => n.name === preferred && !taken.has(n.name)) ??
     fleet.find((n) => n.kind === kind && !taken.has(n.name)) ??
     fleet.find((n) => !taken.has(n.name));
-  if (!node) throw new Error('the fleet is too small for the scenario (five nodes at least)');
+  if (!node) throw new Error('the fleet is too small for the scenario (seven nodes at least)');
   taken.add(node.name);
   return node;
 }
@@ -60,6 +67,8 @@ export function planFaults(fleet: readonly SimNode[]): FaultPlan {
   const link = pick(fleet, '310P', 'atlas300-node-002', taken);
   const vanish = pick(fleet, 'A3', 'atlas300-node-004', taken);
   const silent = pick(fleet, 'nvidia', 'gpu-node-005', taken);
+  const nic = pick(fleet, '910B', 'atlas900-node-001', taken);
+  const canary = pick(fleet, 'nvidia', 'gpu-node-001', taken);
   const device = (node: SimNode, index: number): string => (node.devices[index] ?? node.devices[0]!).id;
   const linkDevice = link.devices[2] ?? link.devices[0]!;
   return {
@@ -73,6 +82,8 @@ export function planFaults(fleet: readonly SimNode[]): FaultPlan {
     },
     vanish: { node: vanish.name, device: device(vanish, 6) },
     silent: { node: silent.name, devices: silent.devices.map((d) => d.id) },
+    nic: { node: nic.name, devices: nic.devices.map((d) => d.id) },
+    canary: { node: canary.name, devices: canary.devices.map((d) => d.id) },
   };
 }
 
@@ -85,7 +96,14 @@ export function expectations(plan: FaultPlan): Record<string, Expectation> {
     status: Expectation['status'],
     reason: string | null,
   ): Expectation => ({ key, text, node: at.node, devices: [at.device], status, reason });
-  const { heat, ecc, link, vanish, silent } = plan;
+  const { heat, ecc, link, vanish, silent, nic, canary } = plan;
+  const whole = (
+    key: string,
+    text: string,
+    at: { node: string; devices: string[] },
+    status: Expectation['status'],
+    reason: string | null,
+  ): Expectation => ({ key, text, node: at.node, devices: at.devices, status, reason });
   return {
     heatDegraded: one('heatDegraded', `heat ${heat.node}/${heat.device}`, heat, 'degraded', 'high-temp'),
     heatFailed: one('heatFailed', `heat ${heat.node}/${heat.device}`, heat, 'failed', 'high-temp'),
@@ -108,6 +126,16 @@ export function expectations(plan: FaultPlan): Record<string, Expectation> {
       status: 'healthy',
       reason: null,
     },
+    nicDown: whole('nicDown', `NIC down ${nic.node}`, nic, 'unknown', 'nic-link-down'),
+    nicUp: whole('nicUp', `NIC back ${nic.node}`, nic, 'healthy', null),
+    canaryDegraded: whole(
+      'canaryDegraded',
+      `wrong answers ${canary.node}`,
+      canary,
+      'degraded',
+      'inference-canary-failed',
+    ),
+    canaryRecovered: whole('canaryRecovered', `right answers ${canary.node}`, canary, 'healthy', null),
     eccFailed: one(
       'eccFailed',
       `uncorrectable ${ecc.node}/${ecc.device}`,
