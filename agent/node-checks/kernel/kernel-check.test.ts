@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { isPrintableText } from '../../../contracts/fields/index.js';
 import { parseNodeKernelEvents } from '../../../core/parsers/index.js';
 import { NODE_KERNEL_SAMPLES } from '../../../core/parsers/testing.js';
 import type { NodeKernelEvent } from '../../events/index.js';
@@ -266,6 +267,6 @@ describe('createKernelCheck on the recorded kernel lines', () => {
     expect(problems.find((p) => p.reason === 'kernel-hung-task')?.message).toBe(
       '4 hung tasks in 10 min, last: task Out of memory:4242 blocked for more than 122 s',
     );
-    for (const problem of problems) expect(problem.message).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    for (const problem of problems) expect(isPrintableText(problem.message)).toBe(true);
   });
 });
