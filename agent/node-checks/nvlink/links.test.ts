@@ -32,6 +32,14 @@ describe('findDownLinks: a link that was up and is inactive now', () => {
     expect(brief(reads([h200(), h200([5, 9], [5, 2])], true))).toEqual([[5, [2, 9], false, 'was-up']]);
   });
 
+  it('tells the links seen going down from those only the peers have up, on the same GPU', () => {
+    expect(brief(reads([h200([7, 1]), h200([7, 1], [7, 0])]))).toEqual([
+      [7, [0], false, 'was-up'],
+      [7, [1], false, 'peers-up'],
+    ]);
+    expect(brief(reads([h200([7, 1]), h200([7, 1], [7, 0])], false))).toEqual([[7, [0], false, 'was-up']]);
+  });
+
   it('forgets the problem once the link is up again, and finds it again when it drops again', () => {
     const memory = new NvlinkMemory();
     const read = (text: string): DownLinks[] => findDownLinks(parseNvlinkStatus(text), memory, false);

@@ -17,7 +17,7 @@
  */
 import type { NvlinkGpu } from '../../../core/parsers/index.js';
 
-/** The links of one GPU found down, and why. */
+/** Links of one GPU found down for one reason (a GPU can have one finding of each). */
 export interface DownLinks {
   /** nvidia-smi's index of the GPU. */
   index: number;
@@ -83,28 +83,36 @@ function peersHaveAnyUp(gpu: NvlinkGpu, gpus: readonly NvlinkGpu[]): boolean {
   return listing.length >= 2 && listing.every((peer) => activeLinks(peer).length > 0);
 }
 
-/** The down links of one GPU, by the rules of the file comment. */
+/** The down links of one GPU, by the rules of the file comment: one finding per reason. */
 function downOf(
   gpu: NvlinkGpu,
   gpus: readonly NvlinkGpu[],
   seen: ReadonlySet<number>,
   comparePeers: boolean,
-): DownLinks | null {
+): DownLinks[] {
   const base = { index: gpu.index, uuid: gpu.uuid };
   if (gpu.note === 'all-inactive' && gpu.links.length === 0) {
-    if (seen.size > 0) return { ...base, links: [], allLinks: true, why: 'was-up' };
-    return comparePeers && peersHaveAnyUp(gpu, gpus)
-      ? { ...base, links: [], allLinks: true, why: 'peers-up' }
-      : null;
+    if (seen.size > 0) return [{ ...base, links: [], allLinks: true, why: 'was-up' }];
+    const byPeers = comparePeers && peersHaveAnyUp(gpu, gpus);
+    return byPeers ? [{ ...base, links: [], allLinks: true, why: 'peers-up' }] : [];
   }
-  const inactive = gpu.links.filter((link) => link.state === 'inactive').map((link) => link.link);
+  const inactive = gpu.links
+    .filter((link) => link.state === 'inactive')
+    .map((link) => link.link)
+    .sort((a, b) => a - b);
   const wasUp = inactive.filter((link) => seen.has(link));
   const peersUp = comparePeers
     ? inactive.filter((link) => !seen.has(link) && peersHaveUp(gpu, link, gpus))
     : [];
-  const links = [...wasUp, ...peersUp].sort((a, b) => a - b);
-  if (links.length === 0) return null;
-  return { ...base, links, allLinks: false, why: wasUp.length > 0 ? 'was-up' : 'peers-up' };
+  return [
+    ...(wasUp.length > 0 ? [{ ...base, links: wasUp, allLinks: false, why: 'was-up' as const }] : []),
+    ...(peersUp.length > 0 ? [{ ...base, links: peersUp, allLinks: false, why: 'peers-up' as const }] : []),
+  ];
+}
+
+/** How many other GPUs list links: the peers a finding compares with. */
+export function listingPeers(down: Pick<DownLinks, 'index'>, gpus: readonly NvlinkGpu[]): number {
+  return gpus.filter((gpu) => gpu.index !== down.index && gpu.links.length > 0).length;
 }
 
 /**
@@ -120,8 +128,7 @@ export function findDownLinks(
   for (const gpu of gpus) {
     // NVML's other notes say nothing about the links: neither down nor up this round.
     if (gpu.note === 'unknown' || gpu.note === 'unsupported') continue;
-    const found = downOf(gpu, gpus, memory.get(gpuKey(gpu)), comparePeers);
-    if (found) down.push(found);
+    down.push(...downOf(gpu, gpus, memory.get(gpuKey(gpu)), comparePeers));
   }
   for (const gpu of gpus) memory.remember(gpuKey(gpu), activeLinks(gpu));
   return down;

@@ -23,7 +23,7 @@ import {
 import { createExecTool, firstLine, type ExecTool } from '../../probe/index.js';
 import type { NodeCheck, NodeProblem } from '../check.js';
 import type { NvlinkCheckConfig } from './config.js';
-import { NvlinkMemory, describeDown, findDownLinks } from './links.js';
+import { NvlinkMemory, describeDown, findDownLinks, listingPeers } from './links.js';
 
 /** How a run went: read (`ok`), the tool failed or printed its own error, it took too long, or its output did not read. */
 export const NVLINK_RUN_RESULTS = ['ok', 'tool-failed', 'timeout', 'unreadable'] as const;
@@ -99,7 +99,7 @@ function problemOf(
 ): { problem: NodeProblem | null; down: number } {
   const down = findDownLinks(gpus, memory, comparePeers);
   if (down.length === 0) return { problem: null, down: 0 };
-  const text = down.map((found) => describeDown(found, gpus.length - 1)).join('; ');
+  const text = down.map((found) => describeDown(found, listingPeers(found, gpus))).join('; ');
   const message = text.length <= MAX_MESSAGE ? text : `${text.slice(0, MAX_MESSAGE - 1)}…`;
   const count = down.reduce((sum, found) => sum + (found.allLinks ? 1 : found.links.length), 0);
   return { problem: { reason: 'nvlink-down', message }, down: count };
