@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { FakeClock, Registry } from '../../platform/index.js';
 import { createKmsgFollower, type KmsgFollowerOptions } from './kmsg.js';
 import { EventRecorder, FakeKmsgDevice, LogRecorder } from './testing.js';
+import type { NodeKernelEvent } from './types.js';
 
 const AER = 'pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:3b:00.0';
 const XID_MESSAGE = 'NVRM: Xid (PCI:0000:91:00): 13, pid=1, Graphics Exception';
@@ -380,5 +381,133 @@ describe('createKmsgFollower on /dev/kmsg (a fake device at a character-device p
     await device.opened();
     await f.stop();
     expect(f.logs.messages('stopped following the kernel log')).toHaveLength(1);
+  });
+});
+
+describe('createKmsgFollower: node-problem messages to onNodeEvent', () => {
+  const DEVICE_PATH = '/dev/null';
+  const HUNG = 'INFO: task python3:1234 blocked for more than 122 seconds.';
+  const READ_ONLY = 'EXT4-fs (nvme0n1p1): Remounting filesystem read-only';
+
+  /** A follower with an onNodeEvent that records; `nodeEvents(n)` waits for n of them. */
+  function followNodes(
+    path: string,
+    device?: FakeKmsgDevice,
+    onNodeEvent?: (event: NodeKernelEvent) => void,
+  ) {
+    const clock = new FakeClock();
+    const recorder = new EventRecorder();
+    const logs = new LogRecorder();
+    const registry = new Registry();
+    const controller = new AbortController();
+    const nodes: NodeKernelEvent[] = [];
+    const running = createKmsgFollower(
+      { path },
+      {
+        onEvent: recorder.onEvent,
+        onNodeEvent: (event) => {
+          nodes.push(event);
+          onNodeEvent?.(event);
+        },
+        clock,
+        log: logs.log,
+        registry,
+        ...(device ? { openRecordDevice: device.open } : {}),
+      },
+    ).start(controller.signal);
+    return {
+      recorder,
+      logs,
+      registry,
+      nodes,
+      nodeEvents: async (count: number): Promise<NodeKernelEvent[]> => {
+        await logs.waitFor('kernel node event', count);
+        return [...nodes];
+      },
+      stop: async (): Promise<void> => {
+        controller.abort();
+        await running;
+      },
+    };
+  }
+
+  it('reports the kernel’s own node messages, not user space’s, and keeps them from onEvent', async () => {
+    const device = new FakeKmsgDevice();
+    const f = followNodes(DEVICE_PATH, device);
+    await device.opened();
+    device.write(HUNG, 11);
+    device.write(HUNG, 3);
+    device.write(READ_ONLY, 2);
+    device.write(XID_MESSAGE, 3);
+    const events = await f.nodeEvents(2);
+    expect(events).toEqual([
+      {
+        kind: 'hung-task',
+        subject: 'python3:1234',
+        detail: 'task python3:1234 blocked for more than 122 s',
+        at: READ_AT,
+        line: HUNG,
+      },
+      {
+        kind: 'fs-readonly',
+        subject: 'nvme0n1p1',
+        detail: 'nvme0n1p1 remounted read-only (ext4)',
+        at: READ_AT,
+        line: READ_ONLY,
+      },
+    ]);
+    const [device0] = await f.recorder.next(1);
+    expect(device0).toMatchObject({ kind: 'xid', xid: 13 });
+    expect(await counter(f.registry, 'kernel_node_events_total', { kind: 'hung-task' })).toBe(1);
+    expect(await counter(f.registry, 'kernel_node_events_total', { kind: 'fs-readonly' })).toBe(1);
+    expect(await counter(f.registry, 'kmsg_records_ignored_total', { reason: 'facility' })).toBe(1);
+    expect(await counter(f.registry, 'kernel_events_total', { kind: 'xid' })).toBe(1);
+    // A read-only remount is logged at info, a hung task at debug (they can come by the hundred).
+    const levels = f.logs.messages('kernel node event').map((line) => [line.kind, line.level]);
+    expect(levels).toEqual([
+      ['hung-task', 'debug'],
+      ['fs-readonly', 'info'],
+    ]);
+    await f.stop();
+    expect(f.recorder.events).toHaveLength(1);
+  });
+
+  it('keeps the time a log file’s line carries', async () => {
+    const path = join(dir, 'kern.log');
+    writeFileSync(path, '');
+    const f = followNodes(path);
+    await f.logs.waitFor('kernel log open');
+    appendFileSync(path, `2025-01-21T02:21:33,498559+00:00 ${HUNG}\n[ 5.0] eth0: link up\n`);
+    const [event] = await f.nodeEvents(1);
+    expect(event).toMatchObject({ kind: 'hung-task', at: '2025-01-21T02:21:33.498Z' });
+    await f.stop();
+  });
+
+  it('logs a consumer that throws and reads on', async () => {
+    const device = new FakeKmsgDevice();
+    let calls = 0;
+    const f = followNodes(DEVICE_PATH, device, () => {
+      calls++;
+      if (calls === 1) throw new Error('consumer broke');
+    });
+    await device.opened();
+    device.write(HUNG, 3);
+    device.write(READ_ONLY, 2);
+    await f.nodeEvents(2);
+    expect(f.nodes.map((event) => event.kind)).toEqual(['hung-task', 'fs-readonly']);
+    expect(f.logs.messages('kernel node event consumer failed')).toHaveLength(1);
+    await f.stop();
+  });
+
+  it('without onNodeEvent the same messages are not read (the device events stay as they were)', async () => {
+    const device = new FakeKmsgDevice();
+    const f = follow(DEVICE_PATH, {}, device);
+    await device.opened();
+    device.write(HUNG, 3);
+    device.write(XID_MESSAGE, 3);
+    await f.recorder.next(1);
+    expect(await counter(f.registry, 'kernel_node_events_total', { kind: 'hung-task' })).toBe(0);
+    expect(f.logs.messages('kernel node event')).toEqual([]);
+    await f.stop();
   });
 });

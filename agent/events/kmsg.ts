@@ -19,17 +19,28 @@
  * every line that does not say it is another's (a plain dmesg line says nothing, so such a
  * source is trusted to hold kernel messages only). What is ignored is counted in
  * `kmsg_records_ignored_total{reason}`, never logged line by line: a tenant can write many.
+ *
+ * Given `onNodeEvent`, the follower also reports the kernel's node-problem messages (hung
+ * tasks, lockups, OOM kills, filesystem errors, machine checks; core/parsers kmsg-node.ts),
+ * by the same rules, counted in `kernel_node_events_total{kind}`. They are not device events:
+ * `onEvent` never sees them.
  */
 import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { KernelLogScanner, type KernelLogEvent } from '../../core/parsers/index.js';
+import { KernelLogScanner, type KernelLogEvent, type NodeKernelLogEvent } from '../../core/parsers/index.js';
 import { errorCode, type Clock, type Logger, type Registry } from '../../platform/index.js';
 import { followRecordDevice, openRecordDevice, type OpenRecordDevice } from './kmsg-device.js';
 import { LineSplitter } from './line-splitter.js';
 import { eventMetrics, type EventMetrics, type KmsgErrorReason, type KmsgIgnoredReason } from './metrics.js';
 import { readFifo } from './fifo.js';
 import { tailFile } from './tail.js';
-import { DEFAULT_RETRY, type EventSource, type KernelEvent, type RetryOptions } from './types.js';
+import {
+  DEFAULT_RETRY,
+  type EventSource,
+  type KernelEvent,
+  type NodeKernelEvent,
+  type RetryOptions,
+} from './types.js';
 
 /** Where and how to follow the kernel log. */
 export interface KmsgFollowerOptions {
@@ -50,6 +61,11 @@ export interface KmsgFollowerOptions {
 export interface KmsgFollowerDeps {
   /** Called once per event, synchronously, in log order; an exception it throws is logged. */
   onEvent: (event: KernelEvent) => void;
+  /**
+   * Called once per node-problem message, synchronously, in log order; an exception it throws
+   * is logged. Without it those messages are not read.
+   */
+  onNodeEvent?: (event: NodeKernelEvent) => void;
   clock: Clock;
   log: Logger;
   registry: Registry;
@@ -77,9 +93,7 @@ export function createKmsgFollower(options: KmsgFollowerOptions, deps: KmsgFollo
 
 /** One run of the follower: the scanner and the reading position live as long as it does. */
 class KmsgFollower {
-  readonly #scanner = new KernelLogScanner({
-    onIgnored: (reason: KmsgIgnoredReason) => this.#metrics.kmsgIgnored.inc({ reason }),
-  });
+  readonly #scanner: KernelLogScanner;
   readonly #splitter = new LineSplitter((line) => this.#line(line));
   readonly #metrics: EventMetrics;
   readonly #retry: RetryOptions;
@@ -96,6 +110,10 @@ class KmsgFollower {
     private readonly signal: AbortSignal,
   ) {
     this.#metrics = eventMetrics(deps.registry);
+    this.#scanner = new KernelLogScanner({
+      onIgnored: (reason: KmsgIgnoredReason) => this.#metrics.kmsgIgnored.inc({ reason }),
+      ...(deps.onNodeEvent ? { onNodeEvent: (found: NodeKernelLogEvent) => this.#emitNode(found) } : {}),
+    });
     this.#retry = options.retry ?? DEFAULT_RETRY;
     this.#fromStart = options.fromStart ?? false;
     this.#delayMs = this.#retry.initialMs;
@@ -194,6 +212,27 @@ class KmsgFollower {
       this.deps.onEvent(event);
     } catch (error) {
       this.deps.log.error({ err: error }, 'kernel event consumer failed');
+    }
+  }
+
+  #emitNode(found: NodeKernelLogEvent): void {
+    const { line, ...fields } = found;
+    const event: NodeKernelEvent = {
+      ...fields,
+      at: found.at ?? new Date(this.deps.clock.now()).toISOString(),
+      line,
+    };
+    this.#metrics.kernelNodeEvents.inc({ kind: event.kind });
+    // OOM kills, hung tasks and filesystem errors can come by the hundred: debug only.
+    const notable = event.kind === 'fs-readonly' || event.kind === 'machine-check';
+    this.deps.log[notable ? 'info' : 'debug'](
+      { kind: event.kind, subject: event.subject, at: event.at, kernelLine: line },
+      'kernel node event',
+    );
+    try {
+      this.deps.onNodeEvent?.(event);
+    } catch (error) {
+      this.deps.log.error({ err: error }, 'kernel node event consumer failed');
     }
   }
 

@@ -1,8 +1,9 @@
 /**
  * The event sources' metrics, under `npu_fault_agent_`, registered once per registry (the
  * kmsg follower and the device-node watcher share it, and a test may build several).
- * Label values are bounded: `kind` is xid, aer or removed; `reason` one of KMSG_ERROR_REASONS
- * (read errors) or KMSG_IGNORED_REASONS (ignored records).
+ * Label values are bounded: `kind` is xid, aer or removed (device events) or one of
+ * NODE_KERNEL_EVENT_KINDS (node events); `reason` one of KMSG_ERROR_REASONS (read errors) or
+ * KMSG_IGNORED_REASONS (ignored records).
  */
 import { Counter, type Metric } from 'prom-client';
 import { metricPrefix, type Registry } from '../../platform/index.js';
@@ -27,6 +28,7 @@ export type KmsgIgnoredReason = (typeof KMSG_IGNORED_REASONS)[number];
 /** The event sources' instruments. */
 export interface EventMetrics {
   readonly kernelEvents: Counter<'kind'>;
+  readonly kernelNodeEvents: Counter<'kind'>;
   readonly kmsgReadErrors: Counter<'reason'>;
   readonly kmsgSkipped: Counter;
   readonly kmsgIgnored: Counter<'reason'>;
@@ -47,6 +49,16 @@ export function eventMetrics(registry: Registry, component = 'agent'): EventMetr
         new Counter({
           name,
           help: 'Device events read from the kernel log, by kind (xid, aer, removed)',
+          labelNames: ['kind'],
+          registers,
+        }),
+    ),
+    kernelNodeEvents: once(
+      'kernel_node_events_total',
+      (name) =>
+        new Counter({
+          name,
+          help: 'Node-problem messages read from the kernel log, by kind (hung-task, soft-lockup, oom-kill, cgroup-oom-kill, fs-error, fs-readonly, machine-check)',
           labelNames: ['kind'],
           registers,
         }),

@@ -25,10 +25,20 @@ export {
   MAX_EVENT_LINE,
   kmsgSequence,
   parseKernelEvents,
+  parseNodeKernelEvents,
   type AerSeverity,
   type KernelEventKind,
   type KernelLogEvent,
 } from './kmsg-events.js';
+export {
+  MAX_DETAIL,
+  MAX_SUBJECT,
+  NODE_KERNEL_EVENT_KINDS,
+  nodeKernelMessage,
+  type NodeKernelEventKind,
+  type NodeKernelLogEvent,
+  type NodeKernelMessage,
+} from './kmsg-node.js';
 export { attachXidEvents, parseXidEvents, XID_FALLEN_OFF_BUS, type KernelXidEvent } from './kmsg-xid.js';
 export { mergeNpuSmiDetails, UnknownDeviceError, type NpuSmiDetail } from './npu-smi-merge.js';
 export {
@@ -47,7 +57,13 @@ export {
   parseNvidiaSmi,
   parseNvidiaTable,
   parseNvidiaXml,
+  parseNvlinkStatus,
+  NVLINK_LIMITS,
   type NvidiaParsed,
+  type NvlinkGpu,
+  type NvlinkLink,
+  type NvlinkLinkState,
+  type NvlinkNote,
 } from './nvidia-smi/index.js';
 
 /** The tools `parse` reads. */

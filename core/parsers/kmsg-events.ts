@@ -48,8 +48,12 @@
  *
  * Severity: `Corrected`/`Correctable` is corrected, `(Non-Fatal)` uncorrected, `(Fatal)`
  * fatal. Every regular expression here passes the backtracking audit (linear-time.test.ts).
+ *
+ * The scanner also hands the node-problem messages (kmsg-node.ts: hung tasks, lockups, OOM
+ * kills, filesystem errors, machine checks) to its `onNodeEvent` option, by the same rules.
  */
 import { ctimeToIso, isBlank, normaliseBusId, splitLines } from './common.js';
+import { nodeKernelMessage, type NodeKernelLogEvent } from './kmsg-node.js';
 
 /** What a kernel-log event says happened. */
 export type KernelEventKind = 'xid' | 'aer' | 'removed';
@@ -84,6 +88,12 @@ export type KernelLogIgnoredReason = 'facility' | 'fragment';
 export interface KernelLogScannerOptions {
   /** Called once per record or line ignored (a tenant can write many: count them, do not log each). */
   onIgnored?: (reason: KernelLogIgnoredReason) => void;
+  /**
+   * Called once per node-problem message (kmsg-node.ts: hung tasks, lockups, OOM kills,
+   * filesystem errors, machine checks), in log order, by the same rules of whose message
+   * counts as the device events. Without it those messages are not even read.
+   */
+  onNodeEvent?: (event: NodeKernelLogEvent) => void;
 }
 
 /** Longest `line` an event carries: a hostile 5 MB line must not travel into logs and snapshots. */
@@ -368,6 +378,7 @@ function pciEvent(message: string): Found | null {
  */
 export class KernelLogScanner {
   readonly #onIgnored: (reason: KernelLogIgnoredReason) => void;
+  readonly #onNodeEvent: ((event: NodeKernelLogEvent) => void) | undefined;
   /** What a line starting with a blank continues: a counted message, or nothing to read. */
   #continues: 'message' | 'nothing' = 'nothing';
   #recordAt: string | null = null;
@@ -377,6 +388,7 @@ export class KernelLogScanner {
 
   constructor(options: KernelLogScannerOptions = {}) {
     this.#onIgnored = options.onIgnored ?? (() => undefined);
+    this.#onNodeEvent = options.onNodeEvent;
   }
 
   /** Reads one text line (without its line ending) and returns the events it carries. */
@@ -432,7 +444,16 @@ export class KernelLogScanner {
     this.#wrapped = null;
     if (message.startsWith('NVRM: ')) return this.#events(this.#nvidia(message), printed, at);
     const pci = pciEvent(message);
-    return pci === null ? [] : this.#events([pci], printed, at);
+    if (pci !== null) return this.#events([pci], printed, at);
+    this.#node(message, printed, at);
+    return [];
+  }
+
+  /** A node-problem message, to onNodeEvent (first lines only, as every event). */
+  #node(message: string, printed: string, at: string | null): void {
+    if (this.#onNodeEvent === undefined) return;
+    const found = nodeKernelMessage(message);
+    if (found !== null) this.#onNodeEvent({ ...found, at, line: boundedLine(printed) });
   }
 
   /** A later line of a message: it can only go on with the open driver's wrapped message. */
@@ -457,7 +478,7 @@ export class KernelLogScanner {
   }
 
   #events(found: readonly Found[], printed: string, at: string | null): KernelLogEvent[] {
-    const line = printed.length > MAX_EVENT_LINE ? `${printed.slice(0, MAX_EVENT_LINE)}…` : printed;
+    const line = boundedLine(printed);
     return found.map((event) => ({ ...event, at, line }));
   }
 
@@ -502,8 +523,24 @@ export class KernelLogScanner {
   }
 }
 
+/** A line as an event carries it: at most MAX_EVENT_LINE characters. */
+function boundedLine(printed: string): string {
+  return printed.length > MAX_EVENT_LINE ? `${printed.slice(0, MAX_EVENT_LINE)}…` : printed;
+}
+
 /** Every device event of a whole kernel log, in log order (a KernelLogScanner over its lines). */
 export function parseKernelEvents(text: string): KernelLogEvent[] {
   const scanner = new KernelLogScanner();
   return splitLines(text).flatMap((line) => scanner.push(line));
+}
+
+/**
+ * Every node-problem message of a whole kernel log, in log order (a KernelLogScanner over its
+ * lines, so the same messages count as for the agent's follower).
+ */
+export function parseNodeKernelEvents(text: string): NodeKernelLogEvent[] {
+  const events: NodeKernelLogEvent[] = [];
+  const scanner = new KernelLogScanner({ onNodeEvent: (event) => events.push(event) });
+  for (const line of splitLines(text)) scanner.push(line);
+  return events;
 }

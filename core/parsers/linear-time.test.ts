@@ -33,8 +33,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { auditRegex } from '../../hack/lint/regex-audit.js';
-import { parseKernelEvents, parseToolOutput, parseXidEvents, type ToolSource } from './index.js';
+import {
+  parseKernelEvents,
+  parseNodeKernelEvents,
+  parseNvlinkStatus,
+  parseToolOutput,
+  parseXidEvents,
+  type ToolSource,
+} from './index.js';
 import { parseNpuSmiInfo, parseNpuSmiMapping } from './npu-smi.js';
+import { nvlinkH200 } from './nvidia-smi/testing.js';
 import {
   HDC_ENVELOPE,
   KMSG,
@@ -50,7 +58,11 @@ import {
   NVIDIA_Q,
   NVIDIA_TABLE,
   NVIDIA_XML,
+  NODE_KERNEL_SAMPLES,
 } from './testing.js';
+
+/** Every recorded node-problem line of the kernel log, as one log. */
+const NODE_KERNEL_LOG = NODE_KERNEL_SAMPLES.map((sample) => sample.line).join('\n');
 
 // ---------------------------------------------------------------------------------------------
 // Half 1: every regex literal passes the backtracking audit
@@ -282,6 +294,8 @@ const PARSERS: ReadonlyArray<{ name: string; sample: string; parse: (text: strin
   { name: 'nvidia-smi table', sample: NVIDIA_TABLE, parse: tool('nvidia-smi') },
   { name: 'kernel log', sample: KMSG, parse: parseXidEvents },
   { name: 'kernel events', sample: KMSG, parse: parseKernelEvents },
+  { name: 'kernel node events', sample: NODE_KERNEL_LOG, parse: parseNodeKernelEvents },
+  { name: 'nvidia-smi nvlink --status', sample: nvlinkH200((gpu) => gpu === 3), parse: parseNvlinkStatus },
   { name: 'hdc json', sample: HDC_ENVELOPE, parse: tool('hdc') },
 ];
 
@@ -422,6 +436,33 @@ describe('the work of every parse grows linearly with its input', () => {
       'a kernel-log line of "a:" pairs',
       (n) => `${'a:'.repeat(n)} 2025-01-01T00:00:00 NVRM: Xid (PCI:0000:01:00): 13`,
       parseXidEvents,
+    ],
+    [
+      'node events: a hung task line with n blanks for its comm',
+      (n) => `INFO: task ${' '.repeat(n)}:1 blocked for more than 120 seconds.`,
+      parseNodeKernelEvents,
+    ],
+    [
+      'node events: n "(" after an OOM kill',
+      (n) => `Out of memory: Killed process 1 ${'('.repeat(n)}`,
+      parseNodeKernelEvents,
+    ],
+    [
+      'node events: n filesystem errors',
+      (n) => 'EXT4-fs error (device sda1): ext4_find_entry:1455: comm ls: x\n'.repeat(n),
+      parseNodeKernelEvents,
+    ],
+    ['node events: n "XFS (" in one line', (n) => `XFS (sda1): ${'XFS ('.repeat(n)}`, parseNodeKernelEvents],
+    ['nvlink: one header of n " (UUID: "', (n) => `GPU 0: ${' (UUID: '.repeat(n)}`, parseNvlinkStatus],
+    [
+      'nvlink: n link lines of one GPU',
+      blocks('GPU 0: A (UUID: GPU-a)\n', '\t Link 1: 25 GB/s\n'),
+      parseNvlinkStatus,
+    ],
+    [
+      'nvlink: n GPUs',
+      (n) => Array.from({ length: n }, (_, i) => `GPU ${i % 200}: A (UUID: GPU-${i})`).join('\n'),
+      parseNvlinkStatus,
     ],
     ['n unterminated XML comments', (n) => `<nvidia_smi_log>${'<!--'.repeat(n)}`, tool('nvidia-smi')],
     ['n open XML elements', (n) => `<nvidia_smi_log>${'<a>'.repeat(n)}`, tool('nvidia-smi')],

@@ -300,3 +300,231 @@ export const HDC_ENVELOPE = JSON.stringify(
   null,
   2,
 );
+
+/** One kernel-log line and the node problem it reports (kind and subject), or null for none. */
+export interface NodeKernelSample {
+  /** Where the format comes from (the kernel source, and where the line was seen). */
+  source: string;
+  line: string;
+  expected: [kind: string, subject: string] | null;
+}
+
+/**
+ * Node-problem messages of the kernel log in the layouts it prints them (dmesg, dmesg -T,
+ * syslog), each with its source, and near misses that report nothing. Realistic: the lines
+ * are as reported in the threads named, with host names, times and numbers kept.
+ */
+export const NODE_KERNEL_SAMPLES: readonly NodeKernelSample[] = [
+  {
+    source: 'kernel/hung_task.c; sonic-net/sonic-buildimage#4822 (a comm holding `:`)',
+    line: '[24288.377534] INFO: task kworker/1:2:10762 blocked for more than 120 seconds.',
+    expected: ['hung-task', 'kworker/1:2:10762'],
+  },
+  {
+    source: 'kernel/hung_task.c; moby/moby#33012 (syslog)',
+    line: 'May 09 15:18:40 bjsjs_110_46 kernel: INFO: task dockerd:14148 blocked for more than 120 seconds.',
+    expected: ['hung-task', 'dockerd:14148'],
+  },
+  {
+    source: 'kernel/hung_task.c: the line after it, which names nothing',
+    line: '[26825.866477] "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
+    expected: null,
+  },
+  {
+    source: 'kernel/watchdog.c, pr_fmt "watchdog: " (4.15+); madMAx43v3r/chia-plotter#535',
+    line: '[405108.698255] watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [chia_plot:29632]',
+    expected: ['soft-lockup', 'CPU#2'],
+  },
+  {
+    source: 'kernel/watchdog.c, pr_fmt "NMI watchdog: " (4.x); openzfs/zfs#4536',
+    line: 'NMI watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [SimpleCacheWork:8140]',
+    expected: ['soft-lockup', 'CPU#2'],
+  },
+  {
+    source: 'kernel/watchdog.c without a prefix (3.x); multipath-tcp/mptcp#99',
+    line: '[2870707.887079] BUG: soft lockup - CPU#10 stuck for 23s! [migration/10:346]',
+    expected: ['soft-lockup', 'CPU#10'],
+  },
+  {
+    source: 'kernel/watchdog_hld.c',
+    line: '[ 1234.567890] NMI watchdog: Watchdog detected hard LOCKUP on cpu 7',
+    expected: ['soft-lockup', 'CPU#7'],
+  },
+  {
+    source: 'mm/oom_kill.c __oom_kill_process (5.x/6.x: UID, pgtables, oom_score_adj)',
+    line: '[Mon Dec  8 17:51:31 2025] Out of memory: Killed process 41234 (python3) total-vm:98765432kB, anon-rss:81234567kB, file-rss:1234kB, shmem-rss:0kB, UID:1000 pgtables:160000kB oom_score_adj:1000',
+    expected: ['oom-kill', 'python3:41234'],
+  },
+  {
+    source: 'mm/oom_kill.c oom_kill_process before 4.19; genular/pandora#49',
+    line: 'May 07 21:43:54 doom kernel: Out of memory: Kill process 27438 (R) score 31 or sacrifice child',
+    expected: ['oom-kill', 'R:27438'],
+  },
+  {
+    source:
+      'mm/oom_kill.c before 4.19: the second line of the same kill, not counted again; genular/pandora#49',
+    line: 'May 07 21:43:54 doom kernel: Killed process 27438 (R) total-vm:38349780kB, anon-rss:1041924kB, file-rss:4kB, shmem-rss:0kB',
+    expected: null,
+  },
+  {
+    source: 'mm/oom_kill.c dump_header: the summary of the same kill, not counted again',
+    line: 'oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,task_memcg=/kubepods/burstable/pod1,task=python3,pid=41234,uid=1000',
+    expected: null,
+  },
+  {
+    source: 'mm/oom_kill.c out_of_memory with a memory cgroup (mem_cgroup_out_of_memory)',
+    line: '[ 5021.112233] Memory cgroup out of memory: Killed process 5150 (stress) total-vm:1061676kB, anon-rss:1048832kB, file-rss:1408kB, shmem-rss:0kB, UID:0 pgtables:2120kB oom_score_adj:939',
+    expected: ['cgroup-oom-kill', 'stress:5150'],
+  },
+  {
+    source: 'mm/oom_kill.c with vm.oom_kill_allocating_task',
+    line: 'Out of memory (oom_kill_allocating_task): Killed process 811 (java) total-vm:4471604kB, anon-rss:2097152kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:4520kB oom_score_adj:0',
+    expected: ['oom-kill', 'java:811'],
+  },
+  {
+    source: 'fs/ext4/super.c __ext4_error; bit-team/backintime#2568',
+    line: '[70098.185011] EXT4-fs error (device sdd1): ext4_journal_check_start:83: comm rsync: Detected aborted journal',
+    expected: ['fs-error', 'sdd1'],
+  },
+  {
+    source: 'fs/ext4/super.c __ext4_std_error; kubernetes/kubernetes#12905',
+    line: '[7438185.621792] EXT4-fs error (device dm-4) in ext4_setattr:4562: Journal has aborted',
+    expected: ['fs-error', 'dm-4'],
+  },
+  {
+    source: 'fs/ext4/super.c: the rate limiter’s summary, not an error of its own; bit-team/backintime#2568',
+    line: '[70102.562220] EXT4-fs error: 1267 callbacks suppressed',
+    expected: null,
+  },
+  {
+    source: 'fs/ext4/super.c ext4_handle_error; kubernetes/kubernetes#12905',
+    line: '[7438185.635874] EXT4-fs (dm-4): Remounting filesystem read-only',
+    expected: ['fs-readonly', 'dm-4'],
+  },
+  {
+    source:
+      'fs/ext4/super.c: a remount the administrator asked for (errors=remount-ro is an option), not a problem; hamonikr/hamonikr-system#13',
+    line: 'EXT4-fs (nvme0n1p5): re-mounted. Opts: errors=remount-ro. Quota mode: none.',
+    expected: null,
+  },
+  {
+    source: 'fs/ext4/super.c ext4_msg: a warning, not an error',
+    line: '[  296.444490] EXT4-fs warning (device dm-4): ext4_end_bio:343: I/O error 10 writing to inode 1182507 starting block 2920460)',
+    expected: null,
+  },
+  {
+    source: 'fs/jbd2/journal.c jbd2_journal_abort; coolsnowwolf/lede#6147',
+    line: '[21628.545380] Aborting journal on device sdb1-8.',
+    expected: ['fs-error', 'sdb1-8'],
+  },
+  {
+    source: 'fs/xfs xfs_do_force_shutdown, 5.x text; a log I/O error on sdb1',
+    line: '[145729.850569] XFS (sdb1): Log I/O Error (0x2) detected at xlog_ioend_work+0x6e/0x70 [xfs] (fs/xfs/xfs_log.c:1378).  Shutting down filesystem.',
+    expected: ['fs-error', 'sdb1'],
+  },
+  {
+    source: 'fs/xfs xfs_do_force_shutdown, 4.x text',
+    line: '[   77.691772] XFS (dm-1): xfs_do_force_shutdown(0x8) called from line 985 of file fs/xfs/xfs_trans.c.  Return address = 0xffffffffc0d5335f',
+    expected: ['fs-error', 'dm-1'],
+  },
+  {
+    source: 'fs/xfs, 4.x text',
+    line: '[    8.182008] XFS (dm-4): Corruption of in-memory data detected.  Shutting down filesystem',
+    expected: ['fs-error', 'dm-4'],
+  },
+  {
+    source: 'fs/xfs xfs_verifier_error',
+    line: 'XFS (nvme0n1p1): Metadata corruption detected at xfs_dinode_verify+0xa4/0x5a0 [xfs], inode 0x2c0 dinode',
+    expected: ['fs-error', 'nvme0n1p1'],
+  },
+  {
+    source: 'fs/xfs: routine messages name the device too and are not errors',
+    line: '[    8.100000] XFS (sda1): Ending clean mount',
+    expected: null,
+  },
+  {
+    source: 'arch/x86/kernel/cpu/mce/core.c __print_mce: status a6… has UC (bit 61) set; andikleen/mcelog#70',
+    line: 'Sep 16 19:51:15 kernel: [    0.064265] mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 4: a600000000020408',
+    expected: ['machine-check', 'CPU 0'],
+  },
+  {
+    source:
+      'arch/x86/kernel/cpu/mce/core.c __print_mce: status cc… is corrected (UC clear); home-assistant/operating-system#2989',
+    line: 'Dec 13 13:46:08 homeassistant kernel: mce: [Hardware Error]: CPU 2: Machine Check: 0 Bank 6: cc59dec000041152',
+    expected: null,
+  },
+  {
+    source: 'arch/x86/kernel/cpu/mce/core.c __print_mce: an exception (MCG_STATUS.MCIP)',
+    line: 'mce: [Hardware Error]: CPU 12: Machine Check Exception: 5 Bank 1: bd80000000100134',
+    expected: ['machine-check', 'CPU 12'],
+  },
+  {
+    source: 'arch/x86/kernel/cpu/mce/core.c mce_notify_irq: corrected errors logged, counted by EDAC',
+    line: 'mce: [Hardware Error]: Machine check events logged',
+    expected: null,
+  },
+  {
+    source: 'arch/x86/kernel/cpu/mce/core.c kill_me_maybe',
+    line: 'mce: Uncorrected hardware memory error in user-access at 3f8a1b2c00',
+    expected: ['machine-check', '0x3f8a1b2c00'],
+  },
+  {
+    source: 'mm/memory-failure.c action_result',
+    line: '[86523.123456] Memory failure: 0x1a2b3c: recovery action for dirty LRU page: Recovered',
+    expected: ['machine-check', '0x1a2b3c'],
+  },
+  {
+    source:
+      'mm/memory-failure.c: the signal to the task that used the page (the same failure, not counted twice)',
+    line: 'Memory failure: 0x1a2b3c: Sending SIGBUS to python3:4242 due to hardware memory corruption',
+    expected: null,
+  },
+  {
+    source: 'drivers/firmware/efi/cper.c through drivers/acpi/apei/ghes.c',
+    line: '{1}[Hardware Error]: event severity: recoverable',
+    expected: ['machine-check', 'APEI'],
+  },
+  {
+    source: 'drivers/firmware/efi/cper.c: a corrected error, counted by EDAC',
+    line: '{2}[Hardware Error]: event severity: corrected',
+    expected: null,
+  },
+  {
+    source: 'kernel/hung_task.c: a comm naming another problem stays the hung task’s name',
+    line: '3,14,1000,-;INFO: task soft lockup:4242 blocked for more than 122 seconds.',
+    expected: ['hung-task', 'soft lockup:4242'],
+  },
+  {
+    source: 'kernel/hung_task.c: a 15-byte comm holding `:` and digits',
+    line: '3,15,1000,-;INFO: task Out of memory:4242 blocked for more than 122 seconds.',
+    expected: ['hung-task', 'Out of memory:4242'],
+  },
+  {
+    source: 'mm/oom_kill.c: a cgroup OOM whose victim is named like a node OOM',
+    line: '3,16,1000,-;Memory cgroup out of memory: Killed process 4242 (Out of memory: ) total-vm:1kB, anon-rss:1kB, file-rss:0kB, shmem-rss:0kB',
+    expected: ['cgroup-oom-kill', 'Out of memory: :4242'],
+  },
+  {
+    source: 'EDAC: counted from sysfs by another check',
+    line: 'EDAC MC1: 1 CE memory scrubbing error on CPU_SrcID#1_Ha#0_Chan#0_DIMM#0 (channel:0 slot:0 page:0xee30a0 offset:0x0 grain:32 syndrome:0x0)',
+    expected: null,
+  },
+];
+
+/**
+ * Lines a tenant can get printed by the kernel, as /dev/kmsg records of facility 0 (priority
+ * < 8), each naming a process it controls; none reports a node problem (kmsg-node.ts).
+ */
+export const FORGED_NODE_KERNEL_RECORDS: readonly string[] = [
+  // A comm of 15 bytes at the start of the kernel's own text.
+  '6,10,1000,-;INFO: task a:1  invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0',
+  '6,11,1000,-;Out of memory: [4242]: segfault at 0 ip 0000000000401136 sp 00007ffd5e0c1a40 error 6 in a.out[401000+1000]',
+  '6,12,1000,-;EXT4-fs error [4242]: segfault at 0 ip 0000000000401136 sp 00007ffd5e0c1a40 error 6 in x[401000+1000]',
+  '6,13,1000,-;Memory failure:[4242]: segfault at 0 ip 0000000000401136 sp 00007ffd5e0c1a40 error 6',
+  // A file name the kernel prints later in its own line.
+  "4,17,1000,-;process '/tmp/BUG: soft lockup - CPU#1 stuck for 22s! [x:1]' started with executable stack",
+  '4,18,1000,-;a.out[4242]: segfault at 0 ip 0 sp 0 error 6 in EXT4-fs error (device sda1): x[401000+1000]',
+  // Written from user space: facility 1 (user) and 3 (daemon).
+  '11,19,1000,-;INFO: task python3:1234 blocked for more than 120 seconds.',
+  '27,20,1000,-;EXT4-fs (sda1): Remounting filesystem read-only',
+];
