@@ -173,6 +173,16 @@ describe('createLinksCheck', () => {
     expect(await metric(registry, 'node_links_watched', { kind: 'hccn' })).toBe(2);
   });
 
+  it('reads hccn_tool again at once when the wall clock steps back past its last round', async () => {
+    installTool();
+    const check = build({ hccnDeviceCount: 1, hccnIntervalMs: 30_000 });
+    await check.run(T0, signal);
+    await check.run(T0 + 5000, signal);
+    expect(exec.calls).toHaveLength(1);
+    await check.run(T0 - 60_000, signal);
+    expect(exec.calls).toHaveLength(2);
+  });
+
   it('counts a failing hccn_tool, logs it once a spell, and raises nothing for it', async () => {
     installTool();
     const check = build({ hccnDeviceCount: 2, hccnIntervalMs: 1000 });

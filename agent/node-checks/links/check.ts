@@ -117,7 +117,9 @@ export function createLinksCheck(config: LinksCheckConfig, deps: LinksCheckDeps)
         if (nics) sources.nic = { readings: nics, absentIsGone: true };
         const rdma = await readSource('infiniband', () => readRdmaPorts(files, config.sysfsRoot));
         if (rdma) sources.rdma = { readings: rdma, absentIsGone: true };
-        if (config.hccnEnabled && now - lastHccnRound >= config.hccnIntervalMs && !signal.aborted) {
+        // Due after hccnIntervalMs, or at once when the wall clock stepped back past the last round.
+        const hccnDue = now - lastHccnRound >= config.hccnIntervalMs || now < lastHccnRound;
+        if (config.hccnEnabled && hccnDue && !signal.aborted) {
           lastHccnRound = now;
           const hccn = await readHccn(signal);
           if (hccn && !signal.aborted) sources.hccn = { readings: hccn, absentIsGone: false };

@@ -108,7 +108,9 @@ export const linksCheckConfigSchema = z.strictObject({
     .min(100)
     .max(60000)
     .default(5000)
-    .describe('an hccn_tool run taking longer is killed (and counts as a failed read)'),
+    .describe(
+      'an hccn_tool round (every NPU, four at a time) taking longer is stopped: runs still going are killed (failed reads), NPUs not reached keep their last state',
+    ),
 });
 
 /** The links check's settings after defaults. */

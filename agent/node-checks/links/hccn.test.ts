@@ -61,6 +61,23 @@ describe('readHccnLinks', () => {
     ]);
   });
 
+  it('ends the round at its deadline: runs going are stopped, NPUs not reached get no answer', async () => {
+    const exec = fakeExecTool(() => ({ hang: true }));
+    const answers = await readHccnLinks([0, 1, 2, 3, 4, 5], {
+      exec,
+      path: '/hccn_tool',
+      timeoutMs: 100,
+      signal,
+    });
+    expect(answers.map((a) => [a.npu, 'failure' in a ? a.failure : a.status])).toEqual([
+      [0, 'aborted'],
+      [1, 'aborted'],
+      [2, 'aborted'],
+      [3, 'aborted'],
+    ]);
+    expect(exec.calls).toHaveLength(4);
+  });
+
   describe('with a real tool process', () => {
     let dir: ReturnType<typeof tempDir>;
     beforeEach(() => {
@@ -75,7 +92,7 @@ describe('readHccnLinks', () => {
       const answers = await readHccnLinks([0, 1], {
         exec: createExecTool(),
         path: tool.path,
-        timeoutMs: 300,
+        timeoutMs: 1500,
         signal,
       });
       expect(answers[0]).toEqual({ npu: 0, status: 'UP' });

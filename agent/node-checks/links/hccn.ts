@@ -68,29 +68,34 @@ export type HccnAnswer =
 export interface HccnRunOptions {
   readonly exec: ExecTool;
   readonly path: string;
+  /** The whole round's time: runs still going then are killed, NPUs not reached get no answer. */
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
 }
 
-/** Runs `hccn_tool -i <npu> -link -g` for each NPU, four at a time; one answer each, in order. */
+/**
+ * Runs `hccn_tool -i <npu> -link -g` for each NPU, four at a time, within one deadline for the
+ * round (a check round never waits on hung tools longer than that); an answer for each NPU
+ * reached, in order.
+ */
 export async function readHccnLinks(npus: readonly number[], options: HccnRunOptions): Promise<HccnAnswer[]> {
   const answers: HccnAnswer[] = new Array<HccnAnswer>(npus.length);
+  const signal = AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]);
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < npus.length && !options.signal.aborted) {
+    while (next < npus.length && !signal.aborted) {
       const index = next++;
-      answers[index] = await readOne(npus[index] as number, options);
+      answers[index] = await readOne(npus[index] as number, options.exec, options.path, signal);
     }
   };
   await Promise.all(Array.from({ length: Math.min(CONCURRENCY, npus.length) }, worker));
   return answers.filter((a) => a !== undefined);
 }
 
-async function readOne(npu: number, options: HccnRunOptions): Promise<HccnAnswer> {
-  const signal = AbortSignal.any([options.signal, AbortSignal.timeout(options.timeoutMs)]);
+async function readOne(npu: number, exec: ExecTool, path: string, signal: AbortSignal): Promise<HccnAnswer> {
   let output: string;
   try {
-    output = await options.exec(options.path, ['-i', String(npu), '-link', '-g'], {
+    output = await exec(path, ['-i', String(npu), '-link', '-g'], {
       signal,
       maxOutputBytes: MAX_OUTPUT_BYTES,
     });
