@@ -1,22 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createRegistry, type Registry } from '../../../platform/index.js';
+import { metricValue } from '../testing.js';
 import { memoryLogger, tempDir } from '../../probe/testing.js';
 import { createEdacCheck, edacCheckConfigSchema, type EdacCheckConfig } from './index.js';
 import { edacDir, writeController } from './testing.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const signal = new AbortController().signal;
-
-async function metric(
-  registry: Registry,
-  name: string,
-  labels: Record<string, string> = {},
-): Promise<number | undefined> {
-  const found = await registry.getSingleMetric(`npu_fault_agent_${name}`)?.get();
-  return found?.values.find((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value))
-    ?.value;
-}
 
 describe('createEdacCheck', () => {
   let dir: ReturnType<typeof tempDir>;
@@ -58,7 +49,7 @@ describe('createEdacCheck', () => {
     });
     const check = build();
     expect(await check.run(T0, signal)).toEqual([]);
-    expect(await metric(registry, 'edac_available')).toBe(1);
+    expect(await metricValue(registry, 'edac_available')).toBe(1);
     expect(logged.lines).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
@@ -79,8 +70,8 @@ describe('createEdacCheck', () => {
         message: 'mc0: 1 uncorrectable error, last at 2026-01-01T00:00:10Z (CPU0_DIMM_A1)',
       },
     ]);
-    expect(await metric(registry, 'host_memory_ecc_errors_total', { type: 'uncorrectable' })).toBe(1);
-    expect(await metric(registry, 'host_memory_ecc_errors_total', { type: 'correctable' })).toBe(2);
+    expect(await metricValue(registry, 'host_memory_ecc_errors_total', { type: 'uncorrectable' })).toBe(1);
+    expect(await metricValue(registry, 'host_memory_ecc_errors_total', { type: 'correctable' })).toBe(2);
     expect(logged.lines).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ level: 'error', msg: 'uncorrectable host memory error' }),
@@ -91,7 +82,7 @@ describe('createEdacCheck', () => {
   it('raises nothing on a node without EDAC, saying so once, with edac_available 0', async () => {
     const check = build();
     for (let i = 0; i < 3; i++) expect(await check.run(T0 + i * 10_000, signal)).toEqual([]);
-    expect(await metric(registry, 'edac_available')).toBe(0);
+    expect(await metricValue(registry, 'edac_available')).toBe(0);
     expect(logged.lines.filter((l) => String(l.msg).startsWith('no EDAC'))).toHaveLength(1);
   });
 
@@ -106,7 +97,7 @@ describe('createEdacCheck', () => {
     writeFileSync(edacDir(dir.path), '');
     expect(await check.run(T0 + 20_000, signal)).toEqual(problems);
     expect(await check.run(T0 + 30_000, signal)).toEqual(problems);
-    expect(await metric(registry, 'edac_read_errors_total')).toBe(2);
+    expect(await metricValue(registry, 'edac_read_errors_total')).toBe(2);
     expect(logged.lines.filter((l) => l.msg === 'cannot read EDAC; the last counts stand')).toHaveLength(1);
   });
 

@@ -7,6 +7,7 @@
 import type { Logger, Registry } from '../../../platform/index.js';
 import type { NodeCheck, NodeProblem } from '../check.js';
 import { FailureSpells } from '../failure-spells.js';
+import { lastingProblems } from '../lasting-problems.js';
 import { nodeFileReader, type FileReader } from '../file-reader.js';
 import type { EdacCheckConfig } from './config.js';
 import { edacMetrics } from './metrics.js';
@@ -31,14 +32,14 @@ export function createEdacCheck(config: EdacCheckConfig, deps: EdacCheckDeps): N
     correctablePerHour: config.correctablePerHour,
     holdMs: config.holdSeconds * 1000,
   });
-  let last: readonly NodeProblem[] = [];
+  const rounds = lastingProblems('edac', spells);
 
   return {
     name: 'edac',
     intervalMs: config.intervalMs,
     async run(now: number): Promise<readonly NodeProblem[]> {
       if (!config.enabled) return [];
-      try {
+      return rounds(async () => {
         let reading: EdacReading | undefined;
         try {
           reading = await readEdac(files, config.sysfsRoot);
@@ -55,17 +56,8 @@ export function createEdacCheck(config: EdacCheckConfig, deps: EdacCheckDeps): N
           metrics.errors.inc({ type: 'correctable' }, verdict.newErrors.correctable);
         if (verdict.newErrors.uncorrectable > 0)
           metrics.errors.inc({ type: 'uncorrectable' }, verdict.newErrors.uncorrectable);
-        spells.succeed('check');
-        last = verdict.problems;
-      } catch (error) {
-        // Not expected (the read is caught above): the last problems stand.
-        spells.fail(
-          'check',
-          { error: (error as Error).message },
-          'edac: a round failed; the last problems stand',
-        );
-      }
-      return last;
+        return verdict.problems;
+      });
     },
   };
 }

@@ -2,8 +2,9 @@
  * The host memory ECC check's metrics, under `npu_fault_agent_`, registered once per
  * registry. `type` is correctable or uncorrectable.
  */
-import { Counter, Gauge, type Metric } from 'prom-client';
-import { metricPrefix, type Registry } from '../../../platform/index.js';
+import { Counter, Gauge } from 'prom-client';
+import type { Registry } from '../../../platform/index.js';
+import { metricsIn } from '../metrics.js';
 
 /** The host memory ECC check's instruments. */
 export interface EdacMetrics {
@@ -15,10 +16,7 @@ export interface EdacMetrics {
 
 /** The instruments in `registry`, registered on first use. */
 export function edacMetrics(registry: Registry): EdacMetrics {
-  const prefix = metricPrefix('agent');
-  const registers = [registry];
-  const once = <M extends Metric>(name: string, make: (name: string) => M): M =>
-    (registry.getSingleMetric(`${prefix}${name}`) as M | undefined) ?? make(`${prefix}${name}`);
+  const { registers, once } = metricsIn(registry);
   const metrics: EdacMetrics = {
     available: once(
       'edac_available',

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRegistry, type Registry } from '../../../platform/index.js';
+import { metricValue } from '../testing.js';
 import { memoryLogger, tempDir } from '../../probe/testing.js';
 import {
   createFilesystemsCheck,
@@ -12,16 +13,6 @@ import { fakeFilesystemProbe, mountInfoLine, usageOf, type FakePathAnswer } from
 
 const T0 = Date.UTC(2026, 0, 1);
 const signal = new AbortController().signal;
-
-async function metric(
-  registry: Registry,
-  name: string,
-  labels: Record<string, string> = {},
-): Promise<number | undefined> {
-  const found = await registry.getSingleMetric(`npu_fault_agent_${name}`)?.get();
-  return found?.values.find((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value))
-    ?.value;
-}
 
 describe('filesystemsCheckConfigSchema', () => {
   it("defaults to the host's root, containerd and kubelet through /proc/1/root, and the host's mount table", () => {
@@ -123,7 +114,7 @@ describe('createFilesystemsCheck', () => {
         message: '/, /var/lib/containerd (/dev/sda1 on /): remounted read-only',
       },
     ]);
-    expect(await metric(registry, 'filesystems_readonly')).toBe(1);
+    expect(await metricValue(registry, 'filesystems_readonly')).toBe(1);
   });
 
   it('raises a full file system with its free space', async () => {
@@ -135,13 +126,13 @@ describe('createFilesystemsCheck', () => {
         message: '/var/lib/kubelet (/dev/nvme0n1p1 on /var/lib/kubelet): 98% used, 2.0 GiB free',
       },
     ]);
-    expect(await metric(registry, 'filesystems_full')).toBe(1);
+    expect(await metricValue(registry, 'filesystems_full')).toBe(1);
   });
 
   it('skips a missing model cache with one log line and a gauge, raising nothing', async () => {
     const check = build({ modelCachePaths: ['/mnt/models'] });
     for (let i = 0; i < 3; i++) expect(await check.run(T0 + i * 30_000, signal)).toEqual([]);
-    expect(await metric(registry, 'filesystem_paths_missing')).toBe(1);
+    expect(await metricValue(registry, 'filesystem_paths_missing')).toBe(1);
     expect(logged.lines.filter((l) => l.msg === 'watched path absent on the host: not checked')).toEqual([
       expect.objectContaining({ subject: '/mnt/models' }),
     ]);
@@ -152,8 +143,8 @@ describe('createFilesystemsCheck', () => {
     const check = build({ modelCachePaths: ['/mnt/nfs'] });
     expect(await check.run(T0, signal)).toEqual([]);
     expect(await check.run(T0 + 30_000, signal)).toEqual([]);
-    expect(await metric(registry, 'filesystem_stat_timeouts_total')).toBe(1);
-    expect(await metric(registry, 'filesystem_paths_waiting')).toBe(1);
+    expect(await metricValue(registry, 'filesystem_stat_timeouts_total')).toBe(1);
+    expect(await metricValue(registry, 'filesystem_paths_waiting')).toBe(1);
     expect(probe.calls.filter((p) => p === '/host/mnt/nfs')).toHaveLength(1);
     expect(
       logged.lines.filter((l) => String(l.msg).startsWith('a watched path does not answer')),
@@ -164,7 +155,7 @@ describe('createFilesystemsCheck', () => {
     expect(await check.run(T0 + 60_000, signal)).toEqual([
       { reason: 'filesystem-full', message: '/mnt/nfs (srv:/models on /mnt/nfs): 99% used, 1.0 GiB free' },
     ]);
-    expect(await metric(registry, 'filesystem_paths_waiting')).toBe(0);
+    expect(await metricValue(registry, 'filesystem_paths_waiting')).toBe(0);
   });
 
   it('keeps read-only states while the mount table cannot be read, counting it and logging once', async () => {
@@ -175,8 +166,8 @@ describe('createFilesystemsCheck', () => {
     writeFileSync(mountTable, 'not a mount table\n');
     expect(await check.run(T0 + 60_000, signal)).toEqual(ro);
     expect(await check.run(T0 + 90_000, signal)).toEqual(ro);
-    expect(await metric(registry, 'filesystem_read_errors_total', { source: 'mounts' })).toBe(2);
-    expect(await metric(registry, 'filesystem_read_errors_total', { source: 'garbage' })).toBe(2);
+    expect(await metricValue(registry, 'filesystem_read_errors_total', { source: 'mounts' })).toBe(2);
+    expect(await metricValue(registry, 'filesystem_read_errors_total', { source: 'garbage' })).toBe(2);
     expect(logged.lines.filter((l) => String(l.msg).startsWith('cannot read the mount table'))).toHaveLength(
       1,
     );
@@ -187,7 +178,7 @@ describe('createFilesystemsCheck', () => {
     const check = build();
     await check.run(T0, signal);
     await check.run(T0 + 30_000, signal);
-    expect(await metric(registry, 'filesystem_read_errors_total', { source: 'stat' })).toBe(2);
+    expect(await metricValue(registry, 'filesystem_read_errors_total', { source: 'stat' })).toBe(2);
     expect(
       logged.lines.filter((l) => l.msg === 'cannot look at a watched path; its last state stands'),
     ).toEqual([expect.objectContaining({ path: '/host/var/lib/kubelet', error: 'EACCES' })]);

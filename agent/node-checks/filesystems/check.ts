@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { Logger, Registry } from '../../../platform/index.js';
 import type { NodeCheck, NodeProblem } from '../check.js';
 import { FailureSpells } from '../failure-spells.js';
+import { lastingProblems } from '../lasting-problems.js';
 import { nodeFileReader, type FileReader } from '../file-reader.js';
 import type { FilesystemsCheckConfig } from './config.js';
 import { PathInspector, nodeFilesystemProbe, type FilesystemProbe } from './inspect.js';
@@ -48,7 +49,7 @@ export function createFilesystemsCheck(
     minFreeBytes: config.minFreeBytes,
   });
   const paths = [...new Set([...config.paths, ...config.modelCachePaths, ...config.writablePaths])];
-  let last: readonly NodeProblem[] = [];
+  const rounds = lastingProblems('filesystems', spells);
 
   const readMounts = async (): Promise<MountEntry[] | undefined> => {
     try {
@@ -94,27 +95,18 @@ export function createFilesystemsCheck(
     intervalMs: config.intervalMs,
     async run(_now: number, signal: AbortSignal): Promise<readonly NodeProblem[]> {
       if (!config.enabled) return [];
-      try {
+      return rounds(async () => {
         const mounts = await readMounts();
         const observations = await Promise.all(paths.map((path) => observe(path, signal)));
-        if (signal.aborted) return last;
+        if (signal.aborted) return undefined;
         const verdict = tracker.update(mounts, observations);
         for (const event of verdict.events) logEvent(log, event);
         metrics.readOnly.set(verdict.readOnly);
         metrics.full.set(verdict.full);
         metrics.missing.set(observations.filter((o) => o.look.status === 'missing').length);
         metrics.waiting.set(inspector.waiting);
-        spells.succeed('check');
-        last = verdict.problems;
-      } catch (error) {
-        // Not expected (every read is caught above): the last problems stand.
-        spells.fail(
-          'check',
-          { error: (error as Error).message },
-          'filesystems: a round failed; the last problems stand',
-        );
-      }
-      return last;
+        return verdict.problems;
+      });
     },
   };
 }

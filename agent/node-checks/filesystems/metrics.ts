@@ -3,8 +3,9 @@
  * `source` is mounts (the mount table could not be read), garbage (its lines that are not
  * mountinfo lines) or stat (a path's stat or statfs failed other than by being absent).
  */
-import { Counter, Gauge, type Metric } from 'prom-client';
-import { metricPrefix, type Registry } from '../../../platform/index.js';
+import { Counter, Gauge } from 'prom-client';
+import type { Registry } from '../../../platform/index.js';
+import { metricsIn } from '../metrics.js';
 
 export const FILESYSTEM_READ_SOURCES = ['mounts', 'garbage', 'stat'] as const;
 export type FilesystemReadSource = (typeof FILESYSTEM_READ_SOURCES)[number];
@@ -21,10 +22,7 @@ export interface FilesystemMetrics {
 
 /** The instruments in `registry`, registered on first use. */
 export function filesystemMetrics(registry: Registry): FilesystemMetrics {
-  const prefix = metricPrefix('agent');
-  const registers = [registry];
-  const once = <M extends Metric>(name: string, make: (name: string) => M): M =>
-    (registry.getSingleMetric(`${prefix}${name}`) as M | undefined) ?? make(`${prefix}${name}`);
+  const { registers, once } = metricsIn(registry);
   const metrics: FilesystemMetrics = {
     readOnly: once(
       'filesystems_readonly',

@@ -3,22 +3,13 @@ import { chmodSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRegistry, type Registry } from '../../../platform/index.js';
 import { ExecToolError } from '../../probe/index.js';
+import { metricValue } from '../testing.js';
 import { fakeExecTool, memoryLogger, tempDir, type FakeExecAnswer } from '../../probe/testing.js';
 import { createLinksCheck, linksCheckConfigSchema, type LinksCheckConfig } from './index.js';
 import { HCCN_LINK_DOWN, HCCN_LINK_UP, removeNic, writeNic, writeRdmaPort } from './testing.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const signal = new AbortController().signal;
-
-async function metric(
-  registry: Registry,
-  name: string,
-  labels: Record<string, string> = {},
-): Promise<number | undefined> {
-  const found = await registry.getSingleMetric(`npu_fault_agent_${name}`)?.get();
-  return found?.values.find((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value))
-    ?.value;
-}
 
 describe('createLinksCheck', () => {
   let dir: ReturnType<typeof tempDir>;
@@ -97,13 +88,13 @@ describe('createLinksCheck', () => {
     });
     const check = build();
     expect(await check.run(T0, signal)).toEqual([]);
-    expect(await metric(registry, 'node_links_watched', { kind: 'nic' })).toBe(1);
+    expect(await metricValue(registry, 'node_links_watched', { kind: 'nic' })).toBe(1);
     writeNic(dir.path, { name: 'eth2', operstate: 'down', carrierDownCount: 1, busId: '0000:3b:00.0' });
     expect(await check.run(T0 + 5000, signal)).toEqual([
       { reason: 'nic-link-down', message: 'eth2 down (operstate down)' },
     ]);
-    expect(await metric(registry, 'node_links_down', { kind: 'nic' })).toBe(1);
-    expect(await metric(registry, 'node_link_flaps_total', { kind: 'nic' })).toBe(1);
+    expect(await metricValue(registry, 'node_links_down', { kind: 'nic' })).toBe(1);
+    expect(await metricValue(registry, 'node_link_flaps_total', { kind: 'nic' })).toBe(1);
     expect(logged.lines).toEqual(
       expect.arrayContaining([expect.objectContaining({ msg: 'link down', link: 'eth2' })]),
     );
@@ -138,7 +129,7 @@ describe('createLinksCheck', () => {
     renameSync(join(dir.path, 'class/net'), join(dir.path, 'class/net-gone'));
     expect(await check.run(T0 + 10_000, signal)).toEqual(down);
     expect(await check.run(T0 + 15_000, signal)).toEqual(down);
-    expect(await metric(registry, 'node_links_read_errors_total', { source: 'net' })).toBe(2);
+    expect(await metricValue(registry, 'node_links_read_errors_total', { source: 'net' })).toBe(2);
     expect(logged.lines.filter((l) => String(l.msg).startsWith('links: cannot list net'))).toHaveLength(1);
     renameSync(join(dir.path, 'class/net-gone'), join(dir.path, 'class/net'));
     await check.run(T0 + 20_000, signal);
@@ -150,7 +141,7 @@ describe('createLinksCheck', () => {
     const check = build();
     expect(await check.run(T0, signal)).toEqual([]);
     expect(exec.calls).toEqual([]);
-    expect(await metric(registry, 'hccn_tool_installed')).toBe(0);
+    expect(await metricValue(registry, 'hccn_tool_installed')).toBe(0);
   });
 
   it('reads each NPU of /dev with hccn_tool every hccnIntervalMs, and raises a RoCE port that goes DOWN', async () => {
@@ -169,8 +160,8 @@ describe('createLinksCheck', () => {
     expect(await check.run(T0 + 30_000, signal)).toEqual(expected);
     // Between hccn rounds the problem holds.
     expect(await check.run(T0 + 35_000, signal)).toEqual(expected);
-    expect(await metric(registry, 'hccn_tool_installed')).toBe(1);
-    expect(await metric(registry, 'node_links_watched', { kind: 'hccn' })).toBe(2);
+    expect(await metricValue(registry, 'hccn_tool_installed')).toBe(1);
+    expect(await metricValue(registry, 'node_links_watched', { kind: 'hccn' })).toBe(2);
   });
 
   it('reads hccn_tool again at once when the wall clock steps back past its last round', async () => {
@@ -188,7 +179,7 @@ describe('createLinksCheck', () => {
     const check = build({ hccnDeviceCount: 2, hccnIntervalMs: 1000 });
     answer = () => new ExecToolError('exit', 'hccn_tool exited with code 1: dsmi error');
     for (let i = 0; i < 3; i++) expect(await check.run(T0 + i * 1000, signal)).toEqual([]);
-    expect(await metric(registry, 'hccn_tool_failures_total', { failure: 'exit' })).toBe(6);
+    expect(await metricValue(registry, 'hccn_tool_failures_total', { failure: 'exit' })).toBe(6);
     const warned = logged.lines.filter((l) => String(l.msg).startsWith('hccn_tool gives no link state'));
     expect(warned).toEqual([expect.objectContaining({ npus: [0, 1], failure: 'exit' })]);
     // Configured NPUs are watched from the first read: a DOWN port is a problem at once.

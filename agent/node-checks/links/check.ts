@@ -11,6 +11,7 @@ import type { Logger, Registry } from '../../../platform/index.js';
 import { createExecTool, type ExecTool } from '../../probe/index.js';
 import type { NodeCheck, NodeProblem } from '../check.js';
 import { FailureSpells } from '../failure-spells.js';
+import { lastingProblems } from '../lasting-problems.js';
 import { nodeFileReader, type FileReader } from '../file-reader.js';
 import type { LinksCheckConfig } from './config.js';
 import { npusFromDeviceNodes, readHccnLinks, type HccnAnswer } from './hccn.js';
@@ -50,7 +51,7 @@ export function createLinksCheck(config: LinksCheckConfig, deps: LinksCheckDeps)
   });
   let lastHccnRound = Number.NEGATIVE_INFINITY;
   let hccnInstalled: boolean | undefined;
-  let last: readonly NodeProblem[] = [];
+  const rounds = lastingProblems('links', spells);
 
   /** What `read` gives, or undefined when the source could not be listed (counted, logged once a spell). */
   const readSource = async <T>(source: LinkSourceName, read: () => Promise<T>): Promise<T | undefined> => {
@@ -110,7 +111,7 @@ export function createLinksCheck(config: LinksCheckConfig, deps: LinksCheckDeps)
     intervalMs: config.intervalMs,
     async run(now: number, signal: AbortSignal): Promise<readonly NodeProblem[]> {
       if (!config.enabled) return [];
-      try {
+      return rounds(async () => {
         const sources: Partial<Record<LinkKind, LinkSource>> = {};
         const selection = { minSpeedMbps: config.minSpeedMbps, ignore: config.ignoreInterfaces };
         const nics = await readSource('net', () => readNics(files, config.sysfsRoot, selection));
@@ -131,17 +132,8 @@ export function createLinksCheck(config: LinksCheckConfig, deps: LinksCheckDeps)
           metrics.down.set({ kind }, verdict.down[kind]);
           if (verdict.flaps[kind] > 0) metrics.flaps.inc({ kind }, verdict.flaps[kind]);
         }
-        spells.succeed('check');
-        last = verdict.problems;
-      } catch (error) {
-        // Not expected (every read is caught above): the last problems stand.
-        spells.fail(
-          'check',
-          { error: (error as Error).message },
-          'links: a round failed; the last problems stand',
-        );
-      }
-      return last;
+        return verdict.problems;
+      });
     },
   };
 }

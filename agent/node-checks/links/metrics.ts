@@ -3,8 +3,9 @@
  * values are bounded: `kind` is nic, rdma or hccn (LINK_KINDS), `source` net, infiniband or
  * devices (what could not be listed), `failure` one of HCCN_FAILURE_KINDS.
  */
-import { Counter, Gauge, type Metric } from 'prom-client';
-import { metricPrefix, type Registry } from '../../../platform/index.js';
+import { Counter, Gauge } from 'prom-client';
+import type { Registry } from '../../../platform/index.js';
+import { metricsIn } from '../metrics.js';
 import { HCCN_FAILURE_KINDS } from './hccn.js';
 import { LINK_KINDS } from './tracker.js';
 
@@ -24,10 +25,7 @@ export interface LinkMetrics {
 
 /** The instruments in `registry`, registered on first use. */
 export function linkMetrics(registry: Registry): LinkMetrics {
-  const prefix = metricPrefix('agent');
-  const registers = [registry];
-  const once = <M extends Metric>(name: string, make: (name: string) => M): M =>
-    (registry.getSingleMetric(`${prefix}${name}`) as M | undefined) ?? make(`${prefix}${name}`);
+  const { registers, once } = metricsIn(registry);
   const metrics: LinkMetrics = {
     watched: once(
       'node_links_watched',
