@@ -49,7 +49,8 @@ describe('the agent’s node checks', () => {
           registry: createRegistry('agent'),
         })
       ).nodeChecks;
-    expect(await build({})).toContain('network');
+    expect(await build({})).toEqual(['network', 'links', 'edac', 'filesystems', 'kernel']);
+    expect(await build({ collector: 'nvidia-smi' })).toContain('nvlink');
     expect(await build({ 'node-checks-network-enabled': 'false' })).not.toContain('network');
   });
 });

@@ -45,7 +45,12 @@ import { createSender, type Sender } from './push/index.js';
 import { createSampler, type Sampler } from './sampler/index.js';
 import { FaultBoard, SIM_FAULTS_PATH, loadSimNode, simNodeCheck } from './sim/index.js';
 import { createNodeCheckRunner, type NodeCheck, type NodeCheckRunner } from './node-checks/index.js';
+import { createEdacCheck } from './node-checks/edac/index.js';
+import { createFilesystemsCheck } from './node-checks/filesystems/index.js';
+import { createKernelCheck, type KernelCheck } from './node-checks/kernel/index.js';
+import { createLinksCheck } from './node-checks/links/index.js';
 import { createNetworkCheck } from './node-checks/network/index.js';
+import { createNvlinkCheck, nvlinkCheckWanted } from './node-checks/nvlink/index.js';
 import { createDeviceMetrics, deviceTelemetry, type DeviceTelemetry } from './telemetry/index.js';
 
 /** Device node names the watcher follows: each family's (`davinci<N>`, `nvidia<N>`). */
@@ -196,9 +201,15 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   // change of them is sent at once.
   // A simulated node checks nothing real (no probe of this machine's network): only what
   // its fault API injects.
-  const checks: NodeCheck[] = board
-    ? [simNodeCheck(board)]
-    : realNodeChecks(config.nodeChecks, { clock, log: log.child({ part: 'node-checks' }), registry });
+  const real = board
+    ? undefined
+    : realNodeChecks(config.nodeChecks, kind, {
+        clock,
+        log: log.child({ part: 'node-checks' }),
+        registry,
+        exec,
+      });
+  const checks: NodeCheck[] = board ? [simNodeCheck(board)] : (real?.checks ?? []);
   const nodeChecks =
     checks.length === 0
       ? undefined
@@ -247,7 +258,13 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
     eventSources.push(
       createKmsgFollower(
         { path: config.events.kmsgPath },
-        { onEvent: (event) => sampler.event(event), clock, log: log.child({ part: 'kmsg' }), registry },
+        {
+          onEvent: (event) => sampler.event(event),
+          ...(real?.kernel ? { onNodeEvent: (event) => real.kernel?.record(event, clock.now()) } : {}),
+          clock,
+          log: log.child({ part: 'kmsg' }),
+          registry,
+        },
       ),
     );
   }
@@ -374,18 +391,29 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   };
 }
 
-/** The node checks the config turns on, for a real node. */
+/** The node checks the config turns on, for a real node; the kernel one is fed by the kernel-log follower. */
 function realNodeChecks(
   config: AgentConfig['nodeChecks'],
-  deps: { clock: Clock; log: Logger; registry: Registry },
-): NodeCheck[] {
+  collector: string,
+  deps: { clock: Clock; log: Logger; registry: Registry; exec: ExecTool },
+): { checks: NodeCheck[]; kernel?: KernelCheck } {
+  const { network, links, nvlink, edac, kernel, filesystems } = config;
+  const { log, registry } = deps;
   const checks: NodeCheck[] = [];
-  const { network } = config;
   if (network.enabled)
     checks.push(
-      createNetworkCheck(network, { ...deps, log: deps.log.child({ check: 'network' }), env: process.env }),
+      createNetworkCheck(network, { ...deps, log: log.child({ check: 'network' }), env: process.env }),
     );
-  return checks;
+  // hccn_tool and nvidia-smi need the drivers' libraries: the agent's own tool runner.
+  if (links.enabled) checks.push(createLinksCheck(links, { log, registry, exec: deps.exec }));
+  if (nvlinkCheckWanted(nvlink, collector))
+    checks.push(createNvlinkCheck(nvlink, { log, registry, exec: deps.exec, clock: deps.clock }));
+  if (edac.enabled) checks.push(createEdacCheck(edac, { log, registry }));
+  if (filesystems.enabled) checks.push(createFilesystemsCheck(filesystems, { log, registry }));
+  if (!kernel.enabled) return { checks };
+  const kernelCheck = createKernelCheck(kernel, { log: log.child({ check: 'kernel' }) });
+  checks.push(kernelCheck);
+  return { checks, kernel: kernelCheck };
 }
 
 /**

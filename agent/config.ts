@@ -12,7 +12,12 @@ import {
   nvidiaSmiCollectorConfigSchema,
 } from './collectors/index.js';
 import { canaryConfigSchema } from './canary/index.js';
+import { edacCheckConfigSchema } from './node-checks/edac/index.js';
+import { filesystemsCheckConfigSchema } from './node-checks/filesystems/index.js';
+import { kernelCheckConfigSchema } from './node-checks/kernel/index.js';
+import { linksCheckConfigSchema } from './node-checks/links/index.js';
 import { networkCheckConfigSchema } from './node-checks/network/index.js';
+import { nvlinkCheckConfigSchema } from './node-checks/nvlink/index.js';
 
 /** The collectors `--collector` chooses from. */
 export const COLLECTOR_KINDS = ['auto', 'hdc', 'npu-smi', 'nvidia-smi', 'sim'] as const;
@@ -173,6 +178,11 @@ export const agentConfigSchema = z
     // The node checks (docs/node-checks.md), one section each; a simulated node runs none of them.
     nodeChecks: z.strictObject({
       network: networkCheckConfigSchema,
+      links: linksCheckConfigSchema,
+      nvlink: nvlinkCheckConfigSchema,
+      edac: edacCheckConfigSchema,
+      kernel: kernelCheckConfigSchema,
+      filesystems: filesystemsCheckConfigSchema,
     }),
     local: z.strictObject({
       heartbeatSeconds: z

@@ -294,8 +294,14 @@ async function main(): Promise<void> {
         '--no-events-device-nodes',
         ...(opts.oneShot ? ['--no-nvidia-smi-loop'] : []),
         '--no-inventory-enabled',
-        // A benchmark probes no network but loopback: not this machine's gateway.
+        // A benchmark probes no network but loopback (not this machine's gateway), and
+        // measures the agent under its tool alone: this machine's node is no input.
         '--no-node-checks-network-enabled',
+        '--no-node-checks-links-enabled',
+        '--node-checks-nvlink-enabled=false',
+        '--no-node-checks-edac-enabled',
+        '--no-node-checks-kernel-enabled',
+        '--no-node-checks-filesystems-enabled',
         '--log-level=info', // the 'listening' line carries the port
       ],
       env: {

@@ -85,8 +85,14 @@ describe('a failing tool reads as one, through a real function and controller', 
         `--function-url=${functionUrl}`,
         `--token-file=${tokenFile}`,
         '--probe-warmup-seconds=0',
-        // Tests probe no network but loopback and their own namespaces: not this machine's gateway.
+        // Tests probe no network but loopback and their own namespaces (not this machine's
+        // gateway), and this machine's own links, memory, kernel log and disks are no test's input.
         '--no-node-checks-network-enabled',
+        '--no-node-checks-links-enabled',
+        '--node-checks-nvlink-enabled=false',
+        '--no-node-checks-edac-enabled',
+        '--no-node-checks-kernel-enabled',
+        '--no-node-checks-filesystems-enabled',
         ...args,
       ],
     });

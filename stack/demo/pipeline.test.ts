@@ -30,9 +30,17 @@ describe('the pipeline demo scenario', () => {
       silent: { node: 'gpu-node-005' },
     });
     const short = planFaults(demoFleet('short'));
-    const nodes = [short.heat, short.ecc, short.link, short.vanish, short.silent].map((p) => p.node);
-    expect(new Set(nodes).size).toBe(5);
-    expect(demoFleet('short')).toHaveLength(5);
+    const nodes = [
+      short.heat,
+      short.ecc,
+      short.link,
+      short.vanish,
+      short.silent,
+      short.nic,
+      short.canary,
+    ].map((p) => p.node);
+    expect(new Set(nodes).size).toBe(7);
+    expect(demoFleet('short')).toHaveLength(7);
   });
 
   it('matches a row only on the expected status and reason', () => {
@@ -85,7 +93,7 @@ describe('the pipeline demo view', () => {
     view.document(documentOf({ 'gpu-node-002': [npu('gpu3', 'failed', 'ecc-uncorrectable')] }));
     const lines = out.trim().split('\n');
     expect(lines[0]).toMatch(/leader: replica-1 \(term 1\)$/);
-    expect(lines[1]).toMatch(/48 devices on 5 nodes\s+unknown -> healthy$/);
+    expect(lines[1]).toMatch(/64 devices on 7 nodes\s+unknown -> healthy$/);
     expect(lines[2]).toMatch(/gpu-node-002 gpu3\s+healthy -> failed\s+ecc-uncorrectable$/);
     expect(out).not.toContain('\x1b');
   });
