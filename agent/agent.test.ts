@@ -49,7 +49,9 @@ describe('the agent’s node checks', () => {
           registry: createRegistry('agent'),
         })
       ).nodeChecks;
-    expect(await build({})).toEqual(['network', 'links', 'edac', 'filesystems', 'kernel']);
+    expect(await build({})).toEqual(['network', 'links', 'edac', 'filesystems']);
+    // The kernel check only with its input, the kernel-log follower.
+    expect(await build({ 'events-kmsg': 'true' })).toContain('kernel');
     expect(await build({ collector: 'nvidia-smi' })).toContain('nvlink');
     expect(await build({ 'node-checks-network-enabled': 'false' })).not.toContain('network');
   });

@@ -203,7 +203,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
   // its fault API injects.
   const real = board
     ? undefined
-    : realNodeChecks(config.nodeChecks, kind, {
+    : realNodeChecks(config.nodeChecks, kind, config.events.kmsg, {
         clock,
         log: log.child({ part: 'node-checks' }),
         registry,
@@ -395,22 +395,24 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
 function realNodeChecks(
   config: AgentConfig['nodeChecks'],
   collector: string,
+  kmsg: boolean,
   deps: { clock: Clock; log: Logger; registry: Registry; exec: ExecTool },
 ): { checks: NodeCheck[]; kernel?: KernelCheck } {
   const { network, links, nvlink, edac, kernel, filesystems } = config;
   const { log, registry } = deps;
   const checks: NodeCheck[] = [];
-  if (network.enabled)
-    checks.push(
-      createNetworkCheck(network, { ...deps, log: log.child({ check: 'network' }), env: process.env }),
-    );
+  if (network.enabled) checks.push(createNetworkCheck(network, { ...deps, env: process.env }));
   // hccn_tool and nvidia-smi need the drivers' libraries: the agent's own tool runner.
   if (links.enabled) checks.push(createLinksCheck(links, { log, registry, exec: deps.exec }));
   if (nvlinkCheckWanted(nvlink, collector))
     checks.push(createNvlinkCheck(nvlink, { log, registry, exec: deps.exec, clock: deps.clock }));
   if (edac.enabled) checks.push(createEdacCheck(edac, { log, registry }));
   if (filesystems.enabled) checks.push(createFilesystemsCheck(filesystems, { log, registry }));
-  if (!kernel.enabled) return { checks };
+  // Its input is the kernel-log follower's: without it, it would say nothing, ever.
+  if (!kernel.enabled || !kmsg) {
+    if (kernel.enabled) log.warn('the kernel check needs the kernel-log follower (events.kmsg): not run');
+    return { checks };
+  }
   const kernelCheck = createKernelCheck(kernel, { log: log.child({ check: 'kernel' }) });
   checks.push(kernelCheck);
   return { checks, kernel: kernelCheck };

@@ -286,14 +286,14 @@ export function rulesSchemaFor(reasons: readonly ReasonSpec[]) {
       })
       .prefault({}),
     /**
-     * Node conditions (the kubelet's, node-problem-detector's, an operator's) mapped to node
-     * reasons: each raised while the Node has that condition with that status (CONTRACT §3.7).
-     */
-    /**
      * The node problems the agent's node checks report (payload `node_problems`), each a node
      * reason: critical publishes the node's devices unknown, warning is a signal on each.
      */
     node_problems: nodeProblemSeverities,
+    /**
+     * Node conditions (the kubelet's, node-problem-detector's, an operator's) mapped to node
+     * reasons: each raised while the Node has that condition with that status (CONTRACT §3.7).
+     */
     node_conditions: z
       .array(nodeCondition)
       .max(MAX_NODE_CONDITIONS)

@@ -1,6 +1,6 @@
 /**
  * `npu-fault demo --pipeline --existing-cluster --scenario short` as a user runs it, on the
- * integration project's control plane: five simulated agents under pod-bound tokens, a real
+ * integration project's control plane: seven simulated agents under pod-bound tokens, a real
  * function and two real controllers (one SIGKILLed mid-scenario). The demo must end with
  * every fault seen in the ConfigMap, by the API watch and (but for the silent agent's own
  * stream) on the nodes' SSE streams, exit 0, and leave no namespace or Node behind.
@@ -35,17 +35,22 @@ describe('npu-fault demo --pipeline', () => {
     result = await runDemo(['--pipeline', '--existing-cluster', '--scenario', 'short']);
     const { stdout, stderr } = result;
     expect({ code: result.code, stderr: stderr.slice(-2000) }).toEqual({ code: 0, stderr: '' });
-    expect(stdout).toMatch(/Scenario check: all 48 devices ended as expected; every fault was seen\./);
+    expect(stdout).toMatch(/Scenario check: all 64 devices ended as expected; every fault was seen\./);
     expect(stdout).toMatch(/takeover: replica-\d published \+\d+\.\ds after replica-\d was killed/);
 
     const seconds = (cell: string | undefined): number => Number(/^\+(\d+\.\d)s$/.exec(cell ?? '')?.[1]);
     for (const fault of [
-      'heat atlas900-node-001/npu5',
+      'heat atlas900-node-003/npu5',
       'ECC storm gpu-node-002/gpu3',
       'link down atlas300-node-001/npu2',
       'leader replica-',
       'vanished atlas900-node-002/npu3',
       'uncorrectable gpu-node-002/gpu3',
+      // Around the cards: a node problem, and a serving node answering wrong.
+      'NIC down atlas900-node-001',
+      'NIC back atlas900-node-001',
+      'wrong answers gpu-node-003',
+      'right answers gpu-node-003',
     ]) {
       const columns = reportRow(stdout, fault);
       // FAULT, EXPECTED, INJECTED, CONFIGMAP, API WATCH, SSE: every consumer saw it.
@@ -53,7 +58,7 @@ describe('npu-fault demo --pipeline', () => {
       for (const cell of [injected, configMap, watch, sse])
         expect({ fault, cell }).toEqual({ fault, cell: expect.stringMatching(/^\+\d+\.\ds$/) });
       // Faults that fail a device at once reach the watcher within seconds, not tens.
-      if (/link down|vanished|uncorrectable/.test(fault)) expect(seconds(watch)).toBeLessThan(15);
+      if (/link down|vanished|uncorrectable|NIC down/.test(fault)) expect(seconds(watch)).toBeLessThan(15);
     }
     // The silent agent's own stream cannot report its silence; the ConfigMap and the watch do.
     for (const [fault, expected] of [

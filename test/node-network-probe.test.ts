@@ -23,12 +23,12 @@ import { createTestNetwork, netnsUnavailable, type TestNetwork, type VethLink } 
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SCRIPT = fileURLToPath(new URL('./setup/network-check-process.ts', import.meta.url));
-const INTERVAL_MS = 300;
-const TIMEOUT_MS = 200;
+const INTERVAL_MS = 500;
+const TIMEOUT_MS = 300;
 const MISSES = 3;
 const API_PORT = 6443;
 /** Process start, pipes and timers on a busy machine: what a bound may take beyond its arithmetic. */
-const SLACK_MS = 500;
+const SLACK_MS = 1000;
 
 /** One round the check process printed, and when this test read it. */
 interface Round {

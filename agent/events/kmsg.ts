@@ -223,9 +223,9 @@ class KmsgFollower {
       line,
     };
     this.#metrics.kernelNodeEvents.inc({ kind: event.kind });
-    // OOM kills, hung tasks and filesystem errors can come by the hundred: debug only.
-    const notable = event.kind === 'fs-readonly' || event.kind === 'machine-check';
-    this.deps.log[notable ? 'info' : 'debug'](
+    // Any kind can come by the hundred (a machine-check storm too): debug only; the kernel
+    // check logs once when a problem starts and stops holding.
+    this.deps.log.debug(
       { kind: event.kind, subject: event.subject, at: event.at, kernelLine: line },
       'kernel node event',
     );

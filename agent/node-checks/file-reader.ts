@@ -38,8 +38,9 @@ export const nodeFileReader: FileReader = {
   async readText(path, maxBytes = DEFAULT_MAX_FILE_BYTES) {
     const file = await open(path, 'r');
     try {
-      // sysfs files report a size of 4096 whatever they hold: read to the end, one byte past the bound.
-      const buffer = Buffer.alloc(Math.min(maxBytes + 1, 1024 * 1024));
+      // sysfs files report a size of 4096 whatever they hold: read to the end, one byte past the
+      // bound, in small chunks (most hold a few bytes, and a round reads hundreds of them).
+      const buffer = Buffer.alloc(Math.min(maxBytes + 1, 4096));
       const chunks: Buffer[] = [];
       let total = 0;
       for (;;) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { FakeClock, createLogger, createRegistry } from '../../platform/index.js';
 import type { NodeCheck, NodeProblem } from './check.js';
-import { createNodeCheckRunner, mergeProblems, oneLine } from './runner.js';
+import { createNodeCheckRunner, mergeProblems, oneLine, roundDeadlineMs } from './runner.js';
 
 const log = createLogger({ level: 'silent', component: 'test' });
 
@@ -78,6 +78,36 @@ describe('node check runner', () => {
     expect(await registry.getSingleMetricAsString('npu_fault_agent_node_check_runs_total')).toContain(
       'npu_fault_agent_node_check_runs_total{check="links",result="error"} 3',
     );
+    stop.abort();
+    await running;
+  });
+
+  it('counts a round stuck past its deadline, keeps its problems, and starts no second round meanwhile', async () => {
+    const clock = new FakeClock();
+    const registry = createRegistry('agent');
+    let release: (problems: NodeProblem[]) => void = () => undefined;
+    let runs = 0;
+    const stuck: NodeCheck = {
+      name: 'filesystems',
+      intervalMs: 1000,
+      run: () => {
+        runs++;
+        if (runs === 1) return Promise.resolve([{ reason: 'filesystem-full', message: '/ 97%' }]);
+        return new Promise((resolve) => (release = resolve));
+      },
+    };
+    const runner = createNodeCheckRunner([stuck], { clock, log, registry });
+    const stop = new AbortController();
+    const running = runner.start(stop.signal);
+    await clock.advance(1000 + roundDeadlineMs(1000) + 5000);
+    expect(runs).toBe(2);
+    expect(runner.problems().map((p) => p.reason)).toEqual(['filesystem-full']);
+    const text = await registry.getSingleMetricAsString('npu_fault_agent_node_check_runs_total');
+    expect(text).toContain('npu_fault_agent_node_check_runs_total{check="filesystems",result="timeout"} 1');
+    release([]);
+    await clock.advance(1000);
+    expect(runner.problems()).toEqual([]);
+    expect(runs).toBe(3);
     stop.abort();
     await running;
   });

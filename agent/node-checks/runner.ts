@@ -3,9 +3,12 @@
  * adds them to every snapshot it sends (payload `node_problems`, CONTRACT §1.8) and, when the
  * set of reasons changes, sends one at once instead of at the next sample.
  *
- * A check that rejects anyway (a bug: checks report what they cannot read as their own
- * metric) keeps its last problems, is counted, and is logged once per failing spell; a check
- * never stops the others.
+ * Rounds start every `intervalMs` (a round that takes longer is followed at once), never two
+ * of one check at a time. A check that rejects anyway (a bug: checks report what they cannot
+ * read as their own metric) or whose round outlasts its deadline (a read stuck in the kernel)
+ * keeps its last problems, is counted, and is logged once per failing spell; a check never
+ * stops the others, and `node_check_last_success_timestamp_seconds` says when each last
+ * answered.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { NODE_PROBLEM_REASONS, SNAPSHOT_LIMITS, type NodeProblemReading } from '../../contracts/index.js';
@@ -68,6 +71,19 @@ export function mergeProblems(lists: Iterable<readonly NodeProblem[]>): NodeProb
     .map(([reason, messages]) => ({ reason, message: oneLine(messages.join('; ')) }));
 }
 
+/** How long one round may take before it is counted late: twice the period, at least 30 s. */
+export function roundDeadlineMs(intervalMs: number): number {
+  return Math.max(2 * intervalMs, 30_000);
+}
+
+/** Resolves 'stopped' when `signal` aborts (never otherwise). */
+function untilAbort(signal: AbortSignal): Promise<'stopped'> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve('stopped');
+    else signal.addEventListener('abort', () => resolve('stopped'), { once: true });
+  });
+}
+
 export function createNodeCheckRunner(
   checks: readonly NodeCheck[],
   deps: NodeCheckRunnerDeps,
@@ -85,6 +101,12 @@ export function createNodeCheckRunner(
     help: 'How long one node check round took',
     labelNames: ['check'],
     buckets: [0.001, 0.01, 0.1, 0.5, 1, 2, 5, 10],
+    registers,
+  });
+  const lastSuccess = new Gauge({
+    name: `${prefix}node_check_last_success_timestamp_seconds`,
+    help: 'When each node check last finished a round (a check stuck in the kernel stops moving it)',
+    labelNames: ['check'],
     registers,
   });
   const holding = new Gauge({
@@ -112,28 +134,49 @@ export function createNodeCheckRunner(
 
   const loop = async (check: NodeCheck, signal: AbortSignal): Promise<void> => {
     const log = deps.log.child({ check: check.name });
+    const deadlineMs = roundDeadlineMs(check.intervalMs);
     let failing = false;
+    const fail = (result: 'error' | 'timeout', error: unknown): void => {
+      runs.inc({ check: check.name, result });
+      if (!failing)
+        log.warn(
+          { result, err: error === undefined ? undefined : (errorCode(error) ?? String(error)) },
+          result === 'timeout'
+            ? `node check round past its ${deadlineMs / 1000} s deadline; keeping its last problems`
+            : 'node check failed; keeping its last problems',
+        );
+      failing = true;
+    };
     while (!signal.aborted) {
       const started = deps.clock.monotonic();
-      try {
-        const problems = await check.run(deps.clock.now(), signal);
-        if (signal.aborted) return;
+      const round = check.run(deps.clock.now(), signal).then(
+        (problems) => ({ problems }),
+        (error: unknown) => ({ error }),
+      );
+      const timer = new AbortController();
+      const deadline = deps.clock.sleep(deadlineMs, AbortSignal.any([signal, timer.signal])).then(
+        () => 'late' as const,
+        () => 'stopped' as const,
+      );
+      let outcome = await Promise.race([round, deadline]);
+      if (outcome === 'late') {
+        fail('timeout', undefined);
+        // Never two rounds of one check at once: the stuck one is waited for (or the stop).
+        outcome = await Promise.race([round, deadline.then(() => untilAbort(signal))]);
+      }
+      timer.abort();
+      if (signal.aborted || outcome === 'stopped') return;
+      if ('error' in outcome) fail('error', outcome.error);
+      else {
         runs.inc({ check: check.name, result: 'ok' });
+        lastSuccess.set({ check: check.name }, deps.clock.now() / 1000);
         if (failing) log.info('node check works again');
         failing = false;
-        update(check.name, problems);
-      } catch (error) {
-        if (signal.aborted) return;
-        runs.inc({ check: check.name, result: 'error' });
-        if (!failing)
-          log.warn(
-            { err: errorCode(error) ?? String(error) },
-            'node check failed; keeping its last problems',
-          );
-        failing = true;
+        update(check.name, outcome.problems);
       }
-      duration.observe({ check: check.name }, (deps.clock.monotonic() - started) / 1000);
-      await deps.clock.sleep(check.intervalMs, signal).catch(() => undefined);
+      const took = deps.clock.monotonic() - started;
+      duration.observe({ check: check.name }, took / 1000);
+      await deps.clock.sleep(Math.max(0, check.intervalMs - took), signal).catch(() => undefined);
     }
   };
 

@@ -501,7 +501,7 @@ class Engine implements ReloadableEngine {
     return node;
   }
 
-  /** Sets the node reasons that a check of each fresh snapshot raises (none in the product's table yet). */
+  /** Sets the node reasons a check of each accepted snapshot raises: the agent's node problems (§1.8). */
   #checkNode(node: NodeState, snapshot: Snapshot): void {
     node.problems = snapshot.payload.node_problems ?? null;
     const { checks, checked } = this.#c.table.nodes;

@@ -48,7 +48,7 @@ const rule = {
       basename(source) === 'testing.ts' ||
       parts.includes('bench') ||
       // the demo and the benchmarks' shared stack (never shipped) drives the same fakes
-      parts.includes('stack') ||
+      relative(process.cwd(), source).split(sep)[0] === 'stack' ||
       parts.join('/').includes('/test/setup/');
     function check(node) {
       const spec = node.source?.value;

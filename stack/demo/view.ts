@@ -147,13 +147,13 @@ export interface ReportRow {
 export function reportTable(rows: readonly ReportRow[], start: number, paint: Paint): string {
   const after = (row: ReportRow, at: number | undefined): string =>
     row.injectedAt === undefined || at === undefined ? '—' : since(row.injectedAt, at);
-  const head = `  ${'FAULT'.padEnd(44)} ${'EXPECTED'.padEnd(28)} ${'INJECTED'.padStart(9)} ${'CONFIGMAP'.padStart(10)} ${'API WATCH'.padStart(10)} ${'SSE'.padStart(8)}`;
+  const head = `  ${'FAULT'.padEnd(44)} ${'EXPECTED'.padEnd(34)} ${'INJECTED'.padStart(9)} ${'CONFIGMAP'.padStart(10)} ${'API WATCH'.padStart(10)} ${'SSE'.padStart(8)}`;
   const lines = [paint('1', head)];
   for (const row of rows) {
     const expected = `${row.expectation.status}${row.expectation.reason ? ` (${row.expectation.reason})` : ''}`;
     const injected = row.injectedAt === undefined ? 'not run' : since(start, row.injectedAt);
     lines.push(
-      `  ${row.text.padEnd(44)} ${expected.padEnd(28)} ${injected.padStart(9)} ${after(row, row.configMapAt).padStart(10)} ${after(row, row.watchAt).padStart(10)} ${(row.sseNote ?? after(row, row.sseAt)).padStart(8)}`,
+      `  ${row.text.padEnd(44)} ${expected.padEnd(34)} ${injected.padStart(9)} ${after(row, row.configMapAt).padStart(10)} ${after(row, row.watchAt).padStart(10)} ${(row.sseNote ?? after(row, row.sseAt)).padStart(8)}`,
     );
   }
   return `${lines.join('\n')}\n`;

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from '../../probe/testing.js';
-import { PathInspector, deviceNumber, nodeFilesystemProbe } from './inspect.js';
+import { MAX_WAITING_LOOKS, PathInspector, deviceNumber, nodeFilesystemProbe } from './inspect.js';
 import { findMount, parseMountInfo } from './mountinfo.js';
 import { fakeFilesystemProbe, usageOf, type FakePathAnswer } from './testing.js';
 
@@ -80,6 +80,25 @@ describe('PathInspector', () => {
     expect(inspector.waiting).toBe(0);
     await expect(inspector.look('/nfs', signal)).resolves.toMatchObject({ status: 'ok', device: '0:55' });
     expect(probe.calls).toEqual(['/nfs', '/nfs']);
+  });
+
+  it('starts no new look while MAX_WAITING_LOOKS wait, so hung mounts cannot take every thread', async () => {
+    const answers = new Map<string, FakePathAnswer>([
+      ['/nfs-a', 'hang'],
+      ['/nfs-b', 'hang'],
+    ]);
+    const probe = fakeFilesystemProbe(answers);
+    const inspector = new PathInspector(probe, 20);
+    expect(MAX_WAITING_LOOKS).toBe(2);
+    await inspector.look('/nfs-a', signal);
+    await inspector.look('/nfs-b', signal);
+    await expect(inspector.look('/', signal)).resolves.toEqual({ status: 'hung', timedOut: false });
+    expect(probe.calls).toEqual(['/nfs-a', '/nfs-b']);
+    answers.set('/nfs-a', { device: '0:55', usage: usageOf(10) });
+    answers.set('/nfs-b', { device: '0:56', usage: usageOf(10) });
+    probe.release();
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(inspector.look('/', signal)).resolves.toMatchObject({ status: 'missing' });
   });
 
   it('stops waiting when the caller aborts, without calling it a timeout', async () => {

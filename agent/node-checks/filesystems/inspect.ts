@@ -3,9 +3,12 @@
  * space and inodes. The calls are injectable (FilesystemProbe) so tests give fakes.
  *
  * A stat or statfs on a hung network file system (an NFS model cache whose server is gone)
- * never returns, and holds one of libuv's four threads while it waits. So a path whose last
+ * never returns, and holds one of libuv's threads while it waits; with them all held, every
+ * file read and DNS lookup of the agent waits too, its pushes included. So a path whose last
  * look has not answered is not looked at again until it does (one thread at most per path),
- * and a look that takes longer than the timeout is reported `hung`, not waited for.
+ * no new look starts while MAX_WAITING looks wait (the others are reported `hung` meanwhile:
+ * the agent keeps sending), and a look that takes longer than the timeout is reported `hung`,
+ * not waited for.
  */
 import { stat, statfs } from 'node:fs/promises';
 import { ABORTED, errorCode, untilAborted } from '../../../platform/index.js';
@@ -61,11 +64,16 @@ export type PathLook =
   /** The look has not answered: `timedOut` when this one ran out of time, else an earlier one still waits. */
   | { readonly status: 'hung'; readonly timedOut: boolean };
 
+/** Looks left waiting at once, at most: of libuv's threads (8 in the shipped DaemonSet), the rest stay free. */
+export const MAX_WAITING_LOOKS = 2;
+
 /** Looks at paths, one look in flight per path; see the file comment. */
 export class PathInspector {
   readonly #probe: FilesystemProbe;
   readonly #timeoutMs: number;
   readonly #inFlight = new Set<string>();
+  /** Looks past their timeout that have not answered yet: each holds a libuv thread. */
+  readonly #stuck = new Set<string>();
 
   constructor(probe: FilesystemProbe, timeoutMs: number) {
     this.#probe = probe;
@@ -78,20 +86,27 @@ export class PathInspector {
   }
 
   async look(path: string, signal: AbortSignal): Promise<PathLook> {
-    if (this.#inFlight.has(path)) return { status: 'hung', timedOut: false };
+    if (this.#inFlight.has(path) || this.#stuck.size >= MAX_WAITING_LOOKS)
+      return { status: 'hung', timedOut: false };
     this.#inFlight.add(path);
     const look = (async () => ({
       device: await this.#probe.device(path),
       usage: await this.#probe.usage(path),
     }))();
-    const done = (): void => void this.#inFlight.delete(path);
+    const done = (): void => {
+      this.#inFlight.delete(path);
+      this.#stuck.delete(path);
+    };
     look.then(done, done);
     try {
       const outcome = await untilAborted(
         look,
         AbortSignal.any([signal, AbortSignal.timeout(this.#timeoutMs)]),
       );
-      if (outcome === ABORTED) return { status: 'hung', timedOut: !signal.aborted };
+      if (outcome === ABORTED) {
+        if (!signal.aborted && this.#inFlight.has(path)) this.#stuck.add(path);
+        return { status: 'hung', timedOut: !signal.aborted };
+      }
       return { status: 'ok', ...outcome };
     } catch (error) {
       const code = errorCode(error);

@@ -39,15 +39,10 @@ export const kernelCheckConfigSchema = z.strictObject({
       softLockup: hold(600, 'kernel-soft-lockup (soft and hard lockups)'),
       machineCheck: hold(3600, 'kernel-machine-check (uncorrected machine checks, memory failures)'),
       filesystemError: hold(3600, 'filesystem-error (ext4, jbd2 and XFS errors)'),
-      filesystemReadOnly: z
-        .number()
-        .int()
-        .min(0)
-        .max(MAX_HOLD_SECONDS)
-        .default(0)
-        .describe(
-          'filesystem-readonly holds this long after the last read-only remount, in seconds; 0: until the agent restarts (a filesystem stays read-only until it is remounted or the node reboots, and no later kernel message says so)',
-        ),
+      filesystemReadOnly: hold(
+        3600,
+        'filesystem-error for a remount read-only after errors (the filesystems check raises filesystem-readonly for the filesystems that matter)',
+      ),
     })
     .prefault({}),
   oomKills: z

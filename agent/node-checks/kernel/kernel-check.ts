@@ -7,10 +7,11 @@
  *   their `holdSeconds` after the last such message (the kernel prints a hung task at most
  *   `kernel.hung_task_warnings` times, 10 by default, so silence does not mean recovery;
  *   the hold ends the problem instead).
- * - filesystem-readonly: a level, not an event. A remount read-only lasts until someone
- *   remounts the filesystem or the node reboots, and the kernel says nothing then; so by
- *   default it holds until the agent restarts (holdSeconds.filesystemReadOnly 0), and names
- *   the devices, for the filesystems check or a person to confirm.
+ * - a remount read-only after errors is a `filesystem-error` too (a warning, held
+ *   `holdSeconds.filesystemReadOnly`), naming the devices: the device may be any, a tenant's
+ *   volume included, so only the filesystems check, which reads the mount table for the
+ *   filesystems that matter, raises the critical `filesystem-readonly`, and lifts it when the
+ *   filesystem is writable again.
  * - oom-kill-storm: at least `oomKills` kills by the node's OOM killer within
  *   `oomWindowSeconds`. A cgroup's OOM kill (`Memory cgroup out of memory`: a pod or container
  *   at its own memory limit) is that pod's problem, which Kubernetes already reports as
@@ -145,12 +146,11 @@ export function createKernelCheck(config: KernelCheckConfig, deps: KernelCheckDe
 
   const readOnlyProblem = (now: number): NodeProblem | null => {
     const last = readOnly.last();
-    const holdSeconds = config.holdSeconds.filesystemReadOnly;
-    const since = holdSeconds === 0 ? Number.NEGATIVE_INFINITY : now - holdSeconds * 1000;
+    const since = now - config.holdSeconds.filesystemReadOnly * 1000;
     if (!last || last.at <= since) return null;
     const when = new Date(last.at).toISOString();
     return {
-      reason: 'filesystem-readonly',
+      reason: 'filesystem-error',
       message: bounded(
         `remounted read-only after errors: ${listed(readOnly.subjectsSince(since))} (last at ${when})`,
       ),

@@ -4,9 +4,8 @@
 import { z } from 'zod';
 import type { DeepReadonly } from '../../../platform/index.js';
 import { absolutePath } from '../config-fields.js';
+import { INTERFACE_NAME } from './sysfs.js';
 
-/** A network interface name as the kernel allows it (IFNAMSIZ: at most 15 characters, no `/`). */
-const INTERFACE_NAME = /^[A-Za-z0-9_.:@-]{1,15}$/;
 /** An ignore pattern: an interface name, or a prefix ending in `*`. */
 const INTERFACE_PATTERN = /^[A-Za-z0-9_.:@-]{1,15}\*?$/;
 /** An RDMA device (`mlx5_0`: all its ports) or one port (`mlx5_0/1`). */

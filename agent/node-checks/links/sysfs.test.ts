@@ -106,6 +106,12 @@ describe('readRdmaPorts on a fake sysfs tree', () => {
     await expect(readRdmaPorts(nodeFileReader, dir.path)).resolves.toEqual([]);
   });
 
+  it('leaves an SR-IOV virtual function out of auto-detection (a pod or VM takes it away)', async () => {
+    writeRdmaPort(dir.path, { device: 'mlx5_4', port: 1, state: '4: ACTIVE', virtualFunction: true });
+    const readings = await readRdmaPorts(nodeFileReader, dir.path);
+    expect(readings).toEqual([expect.objectContaining({ id: 'mlx5_4/1', up: true, eligible: false })]);
+  });
+
   it('reads every port of every device: up only when ACTIVE and LinkUp', async () => {
     writeRdmaPort(dir.path, {
       device: 'mlx5_0',

@@ -144,6 +144,9 @@ export async function readRdmaPorts(files: FileReader, sysfsRoot: string): Promi
 }
 
 async function readRdmaDevice(files: FileReader, dir: string, device: string): Promise<LinkReading[]> {
+  // An SR-IOV virtual function is a pod's or a VM's to take (it leaves the host when it does):
+  // left out of auto-detection, as for NICs; watched when configured.
+  const eligible = !(await files.exists(join(dir, 'device/physfn')));
   let ports: string[];
   try {
     ports = (await files.list(join(dir, 'ports'), 256)).filter((p) => /^\d{1,3}$/.test(p));
@@ -151,10 +154,17 @@ async function readRdmaDevice(files: FileReader, dir: string, device: string): P
     if (errorCode(error) === 'ENOENT') return [];
     throw error;
   }
-  return Promise.all(ports.map((port) => readRdmaPort(files, join(dir, 'ports', port), `${device}/${port}`)));
+  return Promise.all(
+    ports.map((port) => readRdmaPort(files, join(dir, 'ports', port), `${device}/${port}`, eligible)),
+  );
 }
 
-async function readRdmaPort(files: FileReader, dir: string, id: string): Promise<LinkReading> {
+async function readRdmaPort(
+  files: FileReader,
+  dir: string,
+  id: string,
+  eligible: boolean,
+): Promise<LinkReading> {
   const [stateText, physText, linkDowned] = await Promise.all([
     optional(files, join(dir, 'state')),
     optional(files, join(dir, 'phys_state')),
@@ -162,10 +172,9 @@ async function readRdmaPort(files: FileReader, dir: string, id: string): Promise
   ]);
   const state = parseRdmaState(stateText);
   const phys = parseRdmaState(physText);
-  if (state === undefined)
-    return { id, kind: 'rdma', up: undefined, seen: 'state unreadable', eligible: true };
+  if (state === undefined) return { id, kind: 'rdma', up: undefined, seen: 'state unreadable', eligible };
   const up = state.code === 4 && (phys === undefined || phys.code === 5);
   const seen = `state ${state.code}: ${state.name}${phys === undefined ? '' : `, phys_state ${phys.code}: ${phys.name}`}`;
   const downs = linkDowned === undefined ? undefined : parseWholeNumber(linkDowned);
-  return { id, kind: 'rdma', up, seen, eligible: true, ...(downs === undefined ? {} : { downs }) };
+  return { id, kind: 'rdma', up, seen, eligible, ...(downs === undefined ? {} : { downs }) };
 }

@@ -67,6 +67,8 @@ export interface FakeRdmaPort {
   /** `5: LinkUp`, `3: Disabled`; left out: no file. */
   physState?: string;
   linkDowned?: number;
+  /** An SR-IOV virtual function (its device gets a `physfn` link). */
+  virtualFunction?: boolean;
 }
 
 /** Writes (or rewrites) `<root>/class/infiniband/<device>/ports/<port>/…`. */
@@ -76,6 +78,8 @@ export function writeRdmaPort(root: string, port: FakeRdmaPort): void {
   writeFileSync(join(dir, 'state'), `${port.state}\n`);
   if (port.physState !== undefined) writeFileSync(join(dir, 'phys_state'), `${port.physState}\n`);
   if (port.linkDowned !== undefined) writeFileSync(join(dir, 'counters/link_downed'), `${port.linkDowned}\n`);
+  if (port.virtualFunction)
+    mkdirSync(join(root, 'class/infiniband', port.device, 'device/physfn'), { recursive: true });
 }
 
 /** Removes an RDMA device with its ports. */

@@ -98,6 +98,16 @@ describe('createNvlinkCheck', () => {
     expect(await metric(t.registry, 'nvlink_check_runs_total', { result: 'ok' })).toBe(3);
   });
 
+  it('keeps nvlink-down while the tool fails or hangs (a degraded fabric slows it), until a run reads', async () => {
+    const exit = new ExecToolError('exit', 'nvidia-smi exited with code 9', { exitCode: 9 });
+    const t = setup([nvlinkH200(), nvlinkH200((gpu, link) => gpu === 3 && link === 4), exit, nvlinkH200()]);
+    await t.run();
+    const down = [{ reason: 'nvlink-down', message: 'GPU 3: link 4 down (was up)' }];
+    expect(await t.run()).toEqual(down);
+    expect(await t.run()).toEqual(down);
+    expect(await t.run()).toEqual([]);
+  });
+
   it('names a GPU whose links NVML calls all inactive while the others have theirs up', async () => {
     const node = `${nvlinkH200().split('GPU 2:')[0] ?? ''}${NVLINK_B200_ALL_INACTIVE}`;
     const t = setup([node]);
@@ -133,7 +143,7 @@ describe('createNvlinkCheck', () => {
     expect(await t.run()).toEqual([]);
     expect(await metric(t.registry, 'nvlink_check_runs_total', { result: 'tool-failed' })).toBe(2);
     expect(await metric(t.registry, 'nvlink_check_runs_total', { result: 'unreadable' })).toBe(1);
-    const warns = t.logs.messages('cannot read the NVLinks; nvlink-down is not reported until a run reads');
+    const warns = t.logs.messages('cannot read the NVLinks; the last state stands until a run reads');
     expect(warns.map((line) => [line.result, line.error])).toEqual([
       ['tool-failed', 'nvidia-smi exited with code 9: NVIDIA-SMI has failed'],
     ]);
@@ -148,7 +158,7 @@ describe('createNvlinkCheck', () => {
     expect(await running).toEqual([]);
     expect(await metric(t.registry, 'nvlink_check_runs_total', { result: 'timeout' })).toBe(1);
     expect(
-      t.logs.messages('cannot read the NVLinks; nvlink-down is not reported until a run reads')[0],
+      t.logs.messages('cannot read the NVLinks; the last state stands until a run reads')[0],
     ).toMatchObject({
       result: 'timeout',
     });
@@ -192,7 +202,10 @@ describe('createNvlinkCheck with the real exec and a stand-in nvidia-smi', () =>
       stdout: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n",
       exitCode: 9,
     });
-    expect(await check.run(T0, signal)).toEqual([]);
+    // The failing tool keeps the last state: the link is still named down.
+    expect(await check.run(T0, signal)).toEqual([
+      { reason: 'nvlink-down', message: 'GPU 6: link 11 down (7 other GPUs have it up)' },
+    ]);
     expect(await metric(registry, 'nvlink_check_runs_total', { result: 'tool-failed' })).toBe(1);
     expect(tool.calls()).toEqual(['nvlink --status', 'nvlink --status']);
   });

@@ -113,6 +113,8 @@ export function createNvlinkCheck(config: NvlinkCheckConfig, deps: NvlinkCheckDe
   const memory = new NvlinkMemory();
   /** The failure of the spell going on, or null while runs read. */
   let failing: NvlinkRunResult | null = null;
+  /** The last run's problems: a degraded fabric often makes the tool slow, which must not clear them. */
+  let last: readonly NodeProblem[] = [];
 
   const failed = (result: NvlinkRunResult, error: unknown): readonly NodeProblem[] => {
     metrics.runs.inc({ result });
@@ -120,11 +122,11 @@ export function createNvlinkCheck(config: NvlinkCheckConfig, deps: NvlinkCheckDe
       const why = error instanceof Error ? firstLine(error.message) : firstLine(String(error));
       deps.log.warn(
         { check: 'nvlink', result, error: why },
-        'cannot read the NVLinks; nvlink-down is not reported until a run reads',
+        'cannot read the NVLinks; the last state stands until a run reads',
       );
     }
     failing = result;
-    return [];
+    return last;
   };
 
   /** The tool's output, or the failure it ended in. */
@@ -172,7 +174,8 @@ export function createNvlinkCheck(config: NvlinkCheckConfig, deps: NvlinkCheckDe
         );
       const { problem, down } = problemOf(gpus, memory, config.comparePeers);
       metrics.down.set(down);
-      return problem === null ? [] : [problem];
+      last = problem === null ? [] : [problem];
+      return last;
     },
   };
 }
