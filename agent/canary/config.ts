@@ -107,7 +107,7 @@ export const canaryConfigSchema = z
       })
       .default(DEFAULT_CANARY_PATTERN)
       .describe(
-        'a regular expression the answer must match somewhere, case-insensitive; a linear-time subset (no backreferences or lookarounds: docs/inference-canary.md)',
+        'a regular expression the answer must match somewhere, case-insensitive; RE2 syntax, matched in linear time (no backreferences or lookarounds: docs/inference-canary.md)',
       ),
     intervalSeconds: z.number().min(1).max(3600).default(30).describe('time between canary requests'),
     timeoutMs: z

@@ -1,12 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import {
-  MAX_PATTERN_LENGTH,
-  MAX_PATTERN_STATES,
-  PatternError,
-  answerPatternProblem,
-  compileAnswerPattern,
-} from './pattern.js';
+import { MAX_PATTERN_LENGTH, PatternError, answerPatternProblem, compileAnswerPattern } from './pattern.js';
 
 /** Whether the pattern and JavaScript's own engine (flag i) agree on `text`. */
 function agrees(source: string, text: string): boolean {
@@ -28,8 +22,6 @@ describe('answer patterns', () => {
     [String.raw`\.\*\[\]\(\)\?`, ['.*[]()?'], ['x*[]()?']],
     ['a{0}b', ['b', 'ab'], ['a']],
     ['x?', ['', 'anything'], []],
-    ['[]', [], ['', 'a']],
-    ['[^]', ['a', '\n'], ['']],
   ])('%s matches what JavaScript matches', (source, yes, no) => {
     const pattern = compileAnswerPattern(source);
     for (const text of yes) {
@@ -94,53 +86,37 @@ describe('answer patterns', () => {
     [String.raw`\s*\s*\s*$x`, ' '],
     ['(a|a)*(a|a)*c', 'a'],
     [String.raw`(\w+\s?)+$z`, 'ab '],
-  ])('%s works linearly on hostile answers where backtracking explodes', (source, unit) => {
-    // V8 would try exponentially (or polynomially) many splits of these answers. Here each
-    // character costs at most one visit per state: the work grows 8-fold with the answer.
-    const pattern = compileAnswerPattern(source);
-    const small = pattern.work(unit.repeat(200));
-    const large = pattern.work(unit.repeat(1600));
-    expect(pattern.test(unit.repeat(1600))).toBe(false);
-    expect(large).toBeLessThanOrEqual(8.1 * small);
-    expect(large).toBeLessThanOrEqual(MAX_PATTERN_STATES * (unit.length * 1600 + 1));
+  ])('%s ends on a hostile answer where backtracking explodes', (source, unit) => {
+    // V8 would try exponentially (or polynomially) many splits of these answers; RE2 reads
+    // each character once per state, so this returns (a backtracking engine would hang here).
+    expect(compileAnswerPattern(source).test(unit.repeat(100_000))).toBe(false);
   });
 
   it.each([
-    ['(a', "unterminated group, expected ')' at offset 2"],
-    ['a)', "unmatched ')' at offset 1"],
-    ['*a', "'*' with nothing to repeat at offset 0"],
-    ['a**', "'*' with nothing to repeat at offset 2"],
-    [String.raw`(a)\1`, 'backreferences are not supported at offset 3'],
-    ['(?=a)b', 'lookarounds and named groups are not supported at offset 0'],
-    ['(?<n>a)', 'lookarounds and named groups are not supported at offset 0'],
-    [String.raw`\u0041`, String.raw`the escape \u is not supported at offset 0`],
-    [String.raw`\p{L}`, String.raw`the escape \p is not supported at offset 0`],
-    ['[z-a]', 'the range z-a is out of order at offset 4'],
-    ['[ab', "unterminated class, expected ']' at offset 3"],
-    ['a{3,1}', 'the quantifier {3,1} is out of order at offset 6'],
-    ['a{x}', "'{' must start a quantifier {n}, {n,} or {n,m} at offset 1"],
-    ['a{101}', 'a count over 100 at offset 5'],
-    ['^*', 'a quantifier after an assertion at offset 1'],
-    ['a\\', 'a trailing backslash at offset 1'],
-    [String.raw`\01`, 'octal escapes are not supported at offset 0'],
-    [String.raw`[\q]`, String.raw`the escape \q is not supported at offset 1`],
-    [String.raw`[\d-z]`, 'a range between class escapes at offset 5'],
-    [String.raw`[\b]`, String.raw`\b inside a class is not supported at offset 1`],
-  ])('refuses %j: %s', (source, message) => {
-    expect(answerPatternProblem(source)).toBe(message);
+    '(a',
+    'a)',
+    '*a',
+    'a**',
+    String.raw`(a)\1`,
+    '(?=a)b',
+    String.raw`\u0041`,
+    '[z-a]',
+    '[ab',
+    'a{3,1}',
+    'a{1001}',
+    '[]',
+  ])('refuses %j in one line, saying what RE2 refuses', (source) => {
+    const problem = answerPatternProblem(source);
+    expect(problem).toMatch(/^RE2 refuses it: .+/);
+    expect(problem).not.toContain('(?i)');
+    expect(problem).not.toContain('\n');
     expect(() => compileAnswerPattern(source)).toThrow(PatternError);
   });
 
-  it('refuses a pattern too long, or too large once its repeats are expanded', () => {
+  it('refuses a pattern too long', () => {
     expect(answerPatternProblem('a'.repeat(MAX_PATTERN_LENGTH + 1))).toBe(
       `is ${MAX_PATTERN_LENGTH + 1} characters long; at most ${MAX_PATTERN_LENGTH}`,
     );
-    expect(answerPatternProblem('(a{100}){100}')).toBe(
-      `expands to more than ${MAX_PATTERN_STATES} states (lower the repeat counts)`,
-    );
     expect(answerPatternProblem('((((a))))')).toBeUndefined();
-    expect(answerPatternProblem(`${'('.repeat(33)}a${')'.repeat(33)}`)).toBe(
-      'groups nested deeper than 32 at offset 33',
-    );
   });
 });
