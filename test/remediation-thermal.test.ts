@@ -18,19 +18,17 @@ import * as k8s from '@kubernetes/client-node';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import {
   BREAKER_CONFIGMAP,
   BREAKER_KEY,
   REMEDIATION_ANNOTATION,
   decodeBreaker,
-  decodeNodeRecord,
   encodeBreaker,
   resetBreaker,
-  type NodeRecord,
   type PublishedDocument,
 } from '../contracts/index.js';
 import type { RemediationConfigInput } from '../controller/remediation/index.js';
+import { applyRemediationSettings, nodeWhere as nodeWhereOn, recordOf } from './setup/remediation.js';
 import { createTestNamespace, watchUntil, type TestNamespace, kwokAvailable } from './setup/cluster.js';
 import { controllerAccess, type ControllerAccess, functionCallerToken } from './setup/controller-rbac.js';
 import { startTestReplica, type ControllerProcess } from './setup/controller-process.js';
@@ -59,45 +57,14 @@ suite('thermal eviction preset on the real control plane', () => {
   const node = (i: number): string => nodes[i] ?? '';
 
   /** Writes the remediation settings and waits until the replica has them in force. */
-  async function settings(input: RemediationConfigInput): Promise<void> {
-    const text = stringify({ intervalMs: 200, ...input });
-    const body = { metadata: { name: 'npu-fault-remediation' }, data: { 'remediation.yaml': text } };
-    let version: string | undefined;
-    try {
-      version = (await core.createNamespacedConfigMap({ namespace: ns.name, body })).metadata
-        ?.resourceVersion;
-    } catch {
-      const replaced = await core.replaceNamespacedConfigMap({
-        name: 'npu-fault-remediation',
-        namespace: ns.name,
-        body,
-      });
-      version = replaced.metadata?.resourceVersion;
-    }
-    await replica.waitForLog(
-      (l) => l.msg === 'remediation settings in force' && String(l.source).endsWith(`@${version}`),
-      15_000,
-      `settings @${version}`,
-    );
-  }
-
-  async function nodeWhere(
+  const settings = (input: RemediationConfigInput): Promise<void> =>
+    applyRemediationSettings(core, ns.name, [replica], input);
+  const nodeWhere = (
     name: string,
     predicate: (n: k8s.V1Node) => boolean,
     what: string,
     timeoutMs = 30_000,
-  ): Promise<k8s.V1Node> {
-    return watchUntil<k8s.V1Node>(ns.admin, '/api/v1/nodes', predicate, {
-      fieldSelector: `metadata.name=${name}`,
-      timeoutMs,
-      what: `${name}: ${what}`,
-    });
-  }
-
-  const recordOf = (n: k8s.V1Node): NodeRecord | undefined => {
-    const text = n.metadata?.annotations?.[REMEDIATION_ANNOTATION];
-    return text === undefined ? undefined : decodeNodeRecord(text).value;
-  };
+  ): Promise<k8s.V1Node> => nodeWhereOn(ns.admin, name, predicate, what, timeoutMs);
 
   async function metrics(): Promise<string> {
     const port = await replica.port('metrics');

@@ -19,18 +19,16 @@ import * as k8s from '@kubernetes/client-node';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import {
   BREAKER_CONFIGMAP,
   BREAKER_KEY,
   REMEDIATION_ANNOTATION,
   decodeBreaker,
-  decodeNodeRecord,
   encodeBreaker,
   resetBreaker,
-  type NodeRecord,
 } from '../contracts/index.js';
 import type { RemediationConfigInput } from '../controller/remediation/index.js';
+import { applyRemediationSettings, nodeWhere as nodeWhereOn, recordOf } from './setup/remediation.js';
 import { createTestNamespace, watchUntil, type TestNamespace, kwokAvailable } from './setup/cluster.js';
 import { controllerAccess, type ControllerAccess, functionCallerToken } from './setup/controller-rbac.js';
 import { startTestReplica, type ControllerProcess } from './setup/controller-process.js';
@@ -86,49 +84,14 @@ suite('self-healing on the real control plane', () => {
   }
 
   /** Writes the remediation settings and waits until every live replica has them in force. */
-  async function settings(input: RemediationConfigInput): Promise<void> {
-    const text = stringify({ intervalMs: 200, ...input });
-    const body = { metadata: { name: 'npu-fault-remediation' }, data: { 'remediation.yaml': text } };
-    let version: string | undefined;
-    try {
-      const created = await core.createNamespacedConfigMap({ namespace: ns.name, body });
-      version = created.metadata?.resourceVersion;
-    } catch {
-      const replaced = await core.replaceNamespacedConfigMap({
-        name: 'npu-fault-remediation',
-        namespace: ns.name,
-        body,
-      });
-      version = replaced.metadata?.resourceVersion;
-    }
-    await Promise.all(
-      live().map((r) =>
-        r.waitForLog(
-          (l) => l.msg === 'remediation settings in force' && String(l.source).endsWith(`@${version}`),
-          15_000,
-          `settings @${version}`,
-        ),
-      ),
-    );
-  }
-
-  async function nodeWhere(
+  const settings = (input: RemediationConfigInput): Promise<void> =>
+    applyRemediationSettings(core, ns.name, live(), input);
+  const nodeWhere = (
     name: string,
     predicate: (n: k8s.V1Node) => boolean,
     what: string,
-    timeoutMs = 20_000,
-  ): Promise<k8s.V1Node> {
-    return watchUntil<k8s.V1Node>(ns.admin, '/api/v1/nodes', predicate, {
-      fieldSelector: `metadata.name=${name}`,
-      timeoutMs,
-      what: `${name}: ${what}`,
-    });
-  }
-
-  const recordOf = (n: k8s.V1Node): NodeRecord | undefined => {
-    const text = n.metadata?.annotations?.[REMEDIATION_ANNOTATION];
-    return text === undefined ? undefined : decodeNodeRecord(text).value;
-  };
+    timeoutMs?: number,
+  ): Promise<k8s.V1Node> => nodeWhereOn(ns.admin, name, predicate, what, timeoutMs);
 
   async function breaker(): Promise<ReturnType<typeof decodeBreaker>['value']> {
     const stored = await core

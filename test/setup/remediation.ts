@@ -1,0 +1,64 @@
+/**
+ * What the remediation tests on the plane share: writing the hot-reloaded settings ConfigMap
+ * and waiting until replicas have them in force, waiting for a Node, and reading its record.
+ */
+import type * as k8s from '@kubernetes/client-node';
+import { stringify } from 'yaml';
+import { REMEDIATION_ANNOTATION, decodeNodeRecord, type NodeRecord } from '../../contracts/index.js';
+import type { RemediationConfigInput } from '../../controller/remediation/index.js';
+import { watchUntil } from './cluster.js';
+import type { ControllerProcess } from './controller-process.js';
+
+/** The settings ConfigMap the controllers watch (k8s/controller, CONTRACT §5.7). */
+const SETTINGS = 'npu-fault-remediation';
+
+/**
+ * Writes the remediation settings (passes every 200 ms unless `input` says otherwise) and
+ * waits until each of `replicas` logs them in force.
+ */
+export async function applyRemediationSettings(
+  core: k8s.CoreV1Api,
+  namespace: string,
+  replicas: readonly ControllerProcess[],
+  input: RemediationConfigInput,
+): Promise<void> {
+  const text = stringify({ intervalMs: 200, ...input });
+  const body = { metadata: { name: SETTINGS }, data: { 'remediation.yaml': text } };
+  let version: string | undefined;
+  try {
+    version = (await core.createNamespacedConfigMap({ namespace, body })).metadata?.resourceVersion;
+  } catch {
+    version = (await core.replaceNamespacedConfigMap({ name: SETTINGS, namespace, body })).metadata
+      ?.resourceVersion;
+  }
+  await Promise.all(
+    replicas.map((r) =>
+      r.waitForLog(
+        (l) => l.msg === 'remediation settings in force' && String(l.source).endsWith(`@${version}`),
+        15_000,
+        `settings @${version}`,
+      ),
+    ),
+  );
+}
+
+/** Waits until the Node `name` satisfies `predicate` (a watch, with a deadline). */
+export function nodeWhere(
+  admin: k8s.KubeConfig,
+  name: string,
+  predicate: (n: k8s.V1Node) => boolean,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<k8s.V1Node> {
+  return watchUntil<k8s.V1Node>(admin, '/api/v1/nodes', predicate, {
+    fieldSelector: `metadata.name=${name}`,
+    timeoutMs,
+    what: `${name}: ${what}`,
+  });
+}
+
+/** The controller's remediation record on a Node, or undefined. */
+export function recordOf(n: k8s.V1Node): NodeRecord | undefined {
+  const text = n.metadata?.annotations?.[REMEDIATION_ANNOTATION];
+  return text === undefined ? undefined : decodeNodeRecord(text).value;
+}
