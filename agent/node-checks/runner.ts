@@ -76,11 +76,13 @@ export function roundDeadlineMs(intervalMs: number): number {
   return Math.max(2 * intervalMs, 30_000);
 }
 
-/** Resolves 'stopped' when `signal` aborts (never otherwise). */
-function untilAbort(signal: AbortSignal): Promise<'stopped'> {
+/** Resolves 'stopped' when `signal` aborts before `settled` settles (its listener goes then). */
+function stoppedBefore(signal: AbortSignal, settled: Promise<unknown>): Promise<'stopped'> {
   return new Promise((resolve) => {
-    if (signal.aborted) resolve('stopped');
-    else signal.addEventListener('abort', () => resolve('stopped'), { once: true });
+    if (signal.aborted) return resolve('stopped');
+    const onAbort = (): void => resolve('stopped');
+    signal.addEventListener('abort', onAbort, { once: true });
+    void settled.finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
 
@@ -162,7 +164,7 @@ export function createNodeCheckRunner(
       if (outcome === 'late') {
         fail('timeout', undefined);
         // Never two rounds of one check at once: the stuck one is waited for (or the stop).
-        outcome = await Promise.race([round, deadline.then(() => untilAbort(signal))]);
+        outcome = await Promise.race([round, stoppedBefore(signal, round)]);
       }
       timer.abort();
       if (signal.aborted || outcome === 'stopped') return;
