@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
 import { shippedNode } from '../hack/shipped-node.js';
+import { WITHOUT_NODE_CHECKS } from '../stack/index.js';
 import { startControllerProcess, type ControllerProcess } from '../stack/index.js';
 import { percentile } from './pipeline/summary.js';
 
@@ -294,14 +295,7 @@ async function main(): Promise<void> {
         '--no-events-device-nodes',
         ...(opts.oneShot ? ['--no-nvidia-smi-loop'] : []),
         '--no-inventory-enabled',
-        // A benchmark probes no network but loopback (not this machine's gateway), and
-        // measures the agent under its tool alone: this machine's node is no input.
-        '--no-node-checks-network-enabled',
-        '--no-node-checks-links-enabled',
-        '--node-checks-nvlink-enabled=false',
-        '--no-node-checks-edac-enabled',
-        '--no-node-checks-kernel-enabled',
-        '--no-node-checks-filesystems-enabled',
+        ...WITHOUT_NODE_CHECKS,
         '--log-level=info', // the 'listening' line carries the port
       ],
       env: {

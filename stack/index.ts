@@ -12,6 +12,7 @@
  */
 import type { DevCommandLoaders } from '../cli/commands.js';
 
+export { WITHOUT_NODE_CHECKS } from './agent-flags.js';
 export { createAgentIdentity, type AgentIdentity, type AgentNodeOptions } from './agent-identity.js';
 export {
   startControllerProcess,

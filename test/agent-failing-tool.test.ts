@@ -24,6 +24,7 @@ import {
   startTestFunction,
 } from './setup/controller-process.js';
 import { createAgentIdentity } from './setup/agent-identity.js';
+import { WITHOUT_NODE_CHECKS } from '../stack/index.js';
 import { createTestNamespace, type TestNamespace } from './setup/cluster.js';
 import { StatusFollower } from './setup/fleet.js';
 
@@ -85,14 +86,7 @@ describe('a failing tool reads as one, through a real function and controller', 
         `--function-url=${functionUrl}`,
         `--token-file=${tokenFile}`,
         '--probe-warmup-seconds=0',
-        // Tests probe no network but loopback and their own namespaces (not this machine's
-        // gateway), and this machine's own links, memory, kernel log and disks are no test's input.
-        '--no-node-checks-network-enabled',
-        '--no-node-checks-links-enabled',
-        '--node-checks-nvlink-enabled=false',
-        '--no-node-checks-edac-enabled',
-        '--no-node-checks-kernel-enabled',
-        '--no-node-checks-filesystems-enabled',
+        ...WITHOUT_NODE_CHECKS,
         ...args,
       ],
     });

@@ -125,9 +125,9 @@ export function createNodeCheckRunner(
   const update = (name: string, problems: readonly NodeProblem[]): void => {
     latest.set(name, problems);
     const next = mergeProblems(latest.values());
-    const before = merged.map((p) => p.reason).join();
+    const changed = next.length !== merged.length || next.some((p, i) => p.reason !== merged[i]?.reason);
     merged = next;
-    if (next.map((p) => p.reason).join() === before) return;
+    if (!changed) return;
     const now = new Set(next.map((p) => p.reason));
     for (const reason of NODE_PROBLEM_REASONS) holding.set({ reason }, now.has(reason) ? 1 : 0);
     deps.log.info({ problems: next }, next.length === 0 ? 'no node problem holds' : 'node problems changed');
