@@ -66,6 +66,7 @@ import {
 import { EXPLAIN_TOKEN_AUDIENCE, createExplainApp, explainUser, withExplain } from './explain/index.js';
 import { createObservationsApp } from './observations/index.js';
 import {
+  createKubeDeviceTaintClient,
   createKubePodClient,
   createKubeRemediationNodeClient,
   createRemediationConfigWatch,
@@ -274,6 +275,7 @@ export function createController(deps: ControllerDeps): Controller {
   const remediationMetrics = createRemediationMetrics(registry);
   const remediationNodes = createKubeRemediationNodeClient(core);
   const pods = createKubePodClient(core);
+  const remediationDeviceTaints = createKubeDeviceTaintClient(kubeConfig.makeApiClient(k8s.CustomObjectsApi));
 
   const metrics = createControllerMetrics(registry, {
     census: () => engine.census(),
@@ -304,6 +306,7 @@ export function createController(deps: ControllerDeps): Controller {
           config: () => remediationSettings.current().config,
           nodeClient: remediationNodes,
           configMaps,
+          deviceTaints: remediationDeviceTaints,
           drain: (node, devices, drainConfig, signal) =>
             drainNode(
               { pods, clock, log: log.child({ part: 'drain', node }) },

@@ -4,10 +4,12 @@
  * code that changes the cluster for it: remediator.ts composes pass-loop.ts, pass.ts,
  * execute.ts, actions/, breaker.ts, drain-runner.ts), with its state on the Nodes and in a
  * ConfigMap (their formats in contracts/: remediation-record.ts, remediation-breaker.ts). The
- * thermal eviction preset is one more trigger of the same decision, timed by thermal.ts.
+ * thermal eviction preset is one more trigger of the same decision, timed by thermal.ts. Device
+ * taints (device-taints/) put a DRA DeviceTaintRule on each failed device of a node.
  */
 export {
   breakerConfigSchema,
+  deviceTaintsConfigSchema,
   drainConfigSchema,
   parseRemediationConfig,
   remediationConfigSchema,
@@ -56,6 +58,20 @@ export {
   type RemediationNodeClient,
   type Taint,
 } from './node-client.js';
+export {
+  createDeviceTaintReconciler,
+  createKubeDeviceTaintClient,
+  desiredDeviceTaints,
+  parseResourceSlice,
+  ruleName,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  NODE_ANNOTATION,
+  type DesiredRule,
+  type DeviceTaintClient,
+  type DeviceTaintNode,
+  type StoredRule,
+} from './device-taints/index.js';
 export {
   createRemediator,
   type DrainFunction,

@@ -14,6 +14,10 @@ export interface RemediationMetrics {
   evictions: Counter<'result'>;
   blockingPods: Gauge;
   hotDevices: Gauge;
+  deviceTaintWrites: Counter<'action' | 'result'>;
+  deviceTaintRules: Gauge;
+  unmatchedDevices: Gauge<'why'>;
+  invalidSlices: Gauge;
 }
 
 /** Creates them on `registry`. */
@@ -71,9 +75,32 @@ export function createRemediationMetrics(registry: Registry): RemediationMetrics
       help: 'Devices the thermal eviction preset times as hot (high-temp without a break) in the last pass; 0 while it is off',
       registers: [registry],
     }),
+    deviceTaintWrites: new Counter({
+      name: `${prefix}remediation_device_taint_writes_total`,
+      help: 'DeviceTaintRule writes (create, replace, delete) by result: ok, error, conflict, dry-run, breaker-open',
+      labelNames: ['action', 'result'],
+      registers: [registry],
+    }),
+    deviceTaintRules: new Gauge({
+      name: `${prefix}remediation_device_taint_rules`,
+      help: 'DeviceTaintRules this controller owns, as of the last pass with device taints on',
+      registers: [registry],
+    }),
+    unmatchedDevices: new Gauge({
+      name: `${prefix}remediation_device_taint_unmatched_devices`,
+      help: 'Devices to taint on DRA nodes that match no ResourceSlice device, by why (no-identifier, no-device, ambiguous)',
+      labelNames: ['why'],
+      registers: [registry],
+    }),
+    invalidSlices: new Gauge({
+      name: `${prefix}remediation_device_taint_invalid_slices`,
+      help: 'ResourceSlices refused in the last pass (not what the API promises); their nodes keep the rules they have',
+      registers: [registry],
+    }),
   };
   for (const phase of REMEDIATION_PHASES) metrics.nodes.set({ phase }, 0);
   metrics.breakerOpen.set(0);
   metrics.hotDevices.set(0);
+  metrics.deviceTaintRules.set(0);
   return metrics;
 }

@@ -2,12 +2,13 @@
  * One remediation pass: reads the breaker and the Node cache, stops the drains no longer
  * wanted, times the hot devices (thermal.ts, when the preset is on), decides the whole cluster
  * (decide.ts, pure), updates the metrics, settles the breaker, then acts on each decision in
- * turn (or, in a dry run, reports it).
+ * turn (or, in a dry run, reports it), and last reconciles the device taints (device-taints/).
  */
 import { REMEDIATION_PHASES, type BreakerState, type PublishedNode } from '../../contracts/index.js';
 import type { Clock } from '../../platform/index.js';
 import type { CachedNode } from '../watch/index.js';
 import type { Breaker } from './breaker.js';
+import type { DeviceTaintReconciler } from './device-taints/index.js';
 import type { RemediationConfig } from './config.js';
 import { decide, type Decision, type NodeFacts } from './decide.js';
 import type { DrainRunner } from './drain-runner.js';
@@ -31,6 +32,8 @@ export interface PassDeps {
   dryRun: DryRunReporter;
   /** The hot devices' clock of this term (the thermal preset). */
   heat: HeatTracker;
+  /** Device taints (DRA); absent: never reconciled. */
+  deviceTaints?: DeviceTaintReconciler;
   /** This replica and its term (written into new records). */
   identity: string;
   term: number;
@@ -97,6 +100,20 @@ export function createPass(deps: PassDeps): Pass {
       }
       await deps.executor.act(action, seen.get(action.node), config, signal);
     }
+    // After the node actions: a cordon protects more than a device taint, so it goes first.
+    await deps.deviceTaints?.reconcile(
+      {
+        nodes: facts.map((fact) => ({
+          name: fact.name,
+          optedOut: fact.optedOut,
+          maintenance: fact.maintenance,
+          entry: deps.entry(fact.name),
+        })),
+        config,
+        breakerOpen: (decision.breaker ?? read.state).state === 'open',
+      },
+      signal,
+    );
   };
 }
 

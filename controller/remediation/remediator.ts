@@ -18,6 +18,8 @@
  *   uncordons the node, or when it enters maintenance.
  * - Dry run: the same decisions, logged, as Events and metrics, once per change (dry-run.ts);
  *   nothing is written, the breaker included.
+ * - Device taints (device-taints/): a DeviceTaintRule per failed device of a DRA node, kept
+ *   level-triggered every pass after the node actions, under the same fence and breaker.
  * - The thermal preset's clock (thermal.ts) lives as long as the term and runs only while
  *   passes do: remediation off, or another replica leading, starts every hold again.
  */
@@ -30,6 +32,7 @@ import type { CachedNode } from '../watch/index.js';
 import { createBreaker } from './breaker.js';
 import type { RemediationConfig } from './config.js';
 import { createDrainRunner, type DrainFunction } from './drain-runner.js';
+import { createDeviceTaintReconciler, type DeviceTaintClient } from './device-taints/index.js';
 import { createDryRunReporter } from './dry-run.js';
 import { createExecutor } from './execute.js';
 import type { RemediationMetrics } from './metrics.js';
@@ -51,6 +54,8 @@ export interface RemediatorDeps {
   config(): RemediationConfig;
   nodeClient: RemediationNodeClient;
   configMaps: ConfigMapClient;
+  /** DeviceTaintRules and ResourceSlices (device taints); absent: never reconciled. */
+  deviceTaints?: DeviceTaintClient;
   drain: DrainFunction;
   events: EventRecorder;
   clock: Clock;
@@ -106,6 +111,17 @@ export function createRemediator(deps: RemediatorDeps, options: RemediatorOption
     executor: createExecutor({ records, drains, events, clock, log, metrics, leading }),
     dryRun,
     heat,
+    ...(deps.deviceTaints
+      ? {
+          deviceTaints: createDeviceTaintReconciler({
+            client: deps.deviceTaints,
+            events,
+            log: log.child({ part: 'device-taints' }),
+            metrics,
+            leading,
+          }),
+        }
+      : {}),
     identity: options.identity,
     term: options.term,
   });

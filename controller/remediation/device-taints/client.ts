@@ -1,0 +1,182 @@
+/**
+ * DeviceTaintRules and ResourceSlices in the API (resource.k8s.io), through client-node's
+ * CustomObjectsApi: client-node 2.x has no typed client for DeviceTaintRule at the versions
+ * that serve it. DeviceTaintRule is resource.k8s.io/v1 from Kubernetes 1.37 and v1beta2 on
+ * 1.36 (with the DRADeviceTaints gate and that version enabled): the first list finds which
+ * one the apiserver serves and later calls use it. An in-memory fake is in fake-client.ts.
+ */
+import * as k8s from '@kubernetes/client-node';
+import { K8sApiError } from '../../../platform/index.js';
+import { requestOptions } from '../../../platform/k8s/index.js';
+import {
+  DEVICE_ANNOTATION,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  NODE_ANNOTATION,
+  type DesiredRule,
+} from './desired.js';
+
+const GROUP = 'resource.k8s.io';
+/** The versions serving DeviceTaintRule, newest first. */
+export const DEVICE_TAINT_RULE_VERSIONS = ['v1', 'v1beta2'] as const;
+
+/** A rule this controller owns, as stored. */
+export interface StoredRule {
+  readonly name: string;
+  readonly resourceVersion: string;
+  /** From its annotation; undefined when someone removed it. */
+  readonly node: string | undefined;
+  /** Its spec's selector and taint, to compare with the wanted one. */
+  readonly driver: string | undefined;
+  readonly pool: string | undefined;
+  readonly device: string | undefined;
+  readonly taint: { key?: string; value?: string; effect?: string };
+}
+
+/** Reads slices and rules, writes rules. Failures throw K8sApiError when the API answered. */
+export interface DeviceTaintClient {
+  /** The ResourceSlices of `node` (raw objects: the caller checks them). */
+  listSlices(node: string, signal: AbortSignal): Promise<unknown[]>;
+  /** The rules carrying this controller's managed-by label. */
+  listOwnedRules(signal: AbortSignal): Promise<StoredRule[]>;
+  create(rule: DesiredRule, signal: AbortSignal): Promise<void>;
+  /** Replaces `rule` if it is still at `resourceVersion` (409 otherwise). */
+  replace(rule: DesiredRule, resourceVersion: string, signal: AbortSignal): Promise<void>;
+  /** Deletes `name` if it is still at `resourceVersion`; gone already is not an error. */
+  delete(name: string, resourceVersion: string, signal: AbortSignal): Promise<void>;
+}
+
+/** The rule's object as sent to the API. */
+export function ruleObject(rule: DesiredRule, apiVersion: string): Record<string, unknown> {
+  return {
+    apiVersion,
+    kind: 'DeviceTaintRule',
+    metadata: {
+      name: rule.name,
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
+      annotations: { [NODE_ANNOTATION]: rule.node, [DEVICE_ANNOTATION]: rule.deviceKey },
+    },
+    spec: {
+      deviceSelector: { driver: rule.driver, pool: rule.pool, device: rule.device },
+      taint: rule.taint,
+    },
+  };
+}
+
+interface RuleObject {
+  metadata?: { name?: string; resourceVersion?: string; annotations?: Record<string, string> };
+  spec?: {
+    deviceSelector?: { driver?: string; pool?: string; device?: string };
+    taint?: { key?: string; value?: string; effect?: string };
+  };
+}
+
+/** The client on client-node's CustomObjectsApi. */
+export function createKubeDeviceTaintClient(api: k8s.CustomObjectsApi): DeviceTaintClient {
+  let version: string | undefined;
+  const call = async <T>(request: () => Promise<T>): Promise<T> => {
+    try {
+      return await request();
+    } catch (error) {
+      throw K8sApiError.from(error) ?? error;
+    }
+  };
+  /** The served version (found by the first list). */
+  const served = async (signal: AbortSignal): Promise<string> => {
+    if (version !== undefined) return version;
+    for (const candidate of DEVICE_TAINT_RULE_VERSIONS) {
+      try {
+        await call(() =>
+          api.listClusterCustomObject(
+            { group: GROUP, version: candidate, plural: 'devicetaintrules', limit: 1 },
+            requestOptions({ signal }),
+          ),
+        );
+        version = candidate;
+        return candidate;
+      } catch (error) {
+        if (!(error instanceof K8sApiError) || error.apiStatus !== 404) throw error;
+      }
+    }
+    throw new K8sApiError(
+      404,
+      'NotFound',
+      `DeviceTaintRule is served at none of ${GROUP}/${DEVICE_TAINT_RULE_VERSIONS.join(', ')} (Kubernetes 1.36+ with DRADeviceTaints)`,
+    );
+  };
+
+  return {
+    async listSlices(node, signal) {
+      const list = (await call(() =>
+        api.listClusterCustomObject(
+          { group: GROUP, version: 'v1', plural: 'resourceslices', fieldSelector: `spec.nodeName=${node}` },
+          requestOptions({ signal }),
+        ),
+      )) as { items?: unknown[] };
+      return list.items ?? [];
+    },
+    async listOwnedRules(signal) {
+      const at = await served(signal);
+      const list = (await call(() =>
+        api.listClusterCustomObject(
+          {
+            group: GROUP,
+            version: at,
+            plural: 'devicetaintrules',
+            labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+          },
+          requestOptions({ signal }),
+        ),
+      )) as { items?: RuleObject[] };
+      return (list.items ?? []).map((item) => ({
+        name: item.metadata?.name ?? '',
+        resourceVersion: item.metadata?.resourceVersion ?? '',
+        node: item.metadata?.annotations?.[NODE_ANNOTATION],
+        driver: item.spec?.deviceSelector?.driver,
+        pool: item.spec?.deviceSelector?.pool,
+        device: item.spec?.deviceSelector?.device,
+        taint: item.spec?.taint ?? {},
+      }));
+    },
+    async create(rule, signal) {
+      const at = await served(signal);
+      await call(() =>
+        api.createClusterCustomObject(
+          { group: GROUP, version: at, plural: 'devicetaintrules', body: ruleObject(rule, `${GROUP}/${at}`) },
+          requestOptions({ signal }),
+        ),
+      );
+    },
+    async replace(rule, resourceVersion, signal) {
+      const at = await served(signal);
+      const body = ruleObject(rule, `${GROUP}/${at}`);
+      (body.metadata as Record<string, unknown>).resourceVersion = resourceVersion;
+      await call(() =>
+        api.replaceClusterCustomObject(
+          { group: GROUP, version: at, plural: 'devicetaintrules', name: rule.name, body },
+          requestOptions({ signal }),
+        ),
+      );
+    },
+    async delete(name, resourceVersion, signal) {
+      const at = await served(signal);
+      try {
+        await call(() =>
+          api.deleteClusterCustomObject(
+            {
+              group: GROUP,
+              version: at,
+              plural: 'devicetaintrules',
+              name,
+              body: { preconditions: { resourceVersion } },
+            },
+            requestOptions({ signal }),
+          ),
+        );
+      } catch (error) {
+        if (error instanceof K8sApiError && error.apiStatus === 404) return;
+        throw error;
+      }
+    },
+  };
+}
