@@ -1,0 +1,204 @@
+import { describe, expect, it } from '@jest/globals';
+import type { PublishedNode } from '../../../contracts/index.js';
+import { K8sApiError, Registry } from '../../../platform/index.js';
+import type { EventRecorder } from '../../node-status/index.js';
+import { memoryLog } from '../../publisher/testing.js';
+import { parseRemediationConfig, type RemediationConfigInput } from '../config.js';
+import { createRemediationMetrics } from '../metrics.js';
+import { FakeDeviceTaintClient } from './fake-client.js';
+import { ruleName } from './desired.js';
+import { createDeviceTaintReconciler } from './reconcile.js';
+
+const UUID = 'GPU-6a1b2c3d-0000-1111-2222-333344445555';
+const RULE = ruleName('n1', 'fake.npu-fault.io', 'n1', 'gpu0');
+
+function failedEntry(): PublishedNode {
+  return {
+    node: 'n1',
+    observed_at: '2026-12-01T10:00:00.000Z',
+    agent: 'ok',
+    summary: { total: 2, healthy: 1, degraded: 0, failed: 1, unknown: 0 },
+    npus: [
+      {
+        id: 'gpu0',
+        key: UUID,
+        resource_id: UUID,
+        kind: 'gpu',
+        model: 'H200',
+        status: 'failed',
+        since: '2026-12-01T10:00:00.000Z',
+        reason: 'xid-79',
+        reasons: ['xid-79'],
+        signals: [],
+        temperature_c: null,
+        power_w: null,
+        ecc_errors: null,
+        pcie_link_status: null,
+      },
+    ],
+  };
+}
+
+const SLICE = {
+  metadata: { name: 'n1-fake' },
+  spec: {
+    driver: 'fake.npu-fault.io',
+    nodeName: 'n1',
+    pool: { name: 'n1', generation: 1, resourceSliceCount: 1 },
+    devices: [
+      { name: 'gpu0', attributes: { uuid: { string: UUID } } },
+      { name: 'gpu1', attributes: { uuid: { string: UUID.replace('6a', '7b') } } },
+    ],
+  },
+};
+
+function harness() {
+  const client = new FakeDeviceTaintClient();
+  client.slices.set('n1', [SLICE]);
+  const registry = new Registry();
+  const metrics = createRemediationMetrics(registry);
+  const { log, messages } = memoryLog();
+  const recorded: { node: string; reason: string; message: string }[] = [];
+  const events: EventRecorder = {
+    record: (object, _type, reason, message) => void recorded.push({ node: object.name, reason, message }),
+    flush: () => Promise.resolve(),
+  };
+  const leading = { value: true };
+  const reconciler = createDeviceTaintReconciler({
+    client,
+    events,
+    log,
+    metrics,
+    leading: () => leading.value,
+  });
+  let entry: PublishedNode | null | undefined = failedEntry();
+  const signal = new AbortController().signal;
+  const run = (input: RemediationConfigInput = {}, breakerOpen = false) =>
+    reconciler.reconcile(
+      {
+        nodes: [{ name: 'n1', optedOut: false, maintenance: false, entry }],
+        config: parseRemediationConfig({ mode: 'cordon', deviceTaints: { enabled: true }, ...input }),
+        breakerOpen,
+      },
+      signal,
+    );
+  return {
+    client,
+    registry,
+    recorded,
+    messages,
+    leading,
+    run,
+    setEntry: (e: PublishedNode | null | undefined) => void (entry = e),
+    metric: async (name: string) => (await registry.metrics()).split('\n').filter((l) => l.startsWith(name)),
+  };
+}
+
+describe('device taint reconcile', () => {
+  it('taints the failed device once, says so on the Node, and removes the rule on recovery', async () => {
+    const h = harness();
+    await h.run();
+    expect([...h.client.rules.values()].map((r) => [r.name, r.device, r.taint.effect])).toEqual([
+      [RULE, 'gpu0', 'NoSchedule'],
+    ]);
+    await h.run(); // level-triggered: nothing more to do
+    expect(h.client.writes).toEqual([{ verb: 'create', name: RULE }]);
+    expect(h.recorded.map((e) => e.reason)).toEqual(['DeviceTainted']);
+    h.setEntry(undefined); // unobserved (a new leader): no evidence, the rule stays
+    await h.run();
+    expect(h.client.rules.has(RULE)).toBe(true);
+    h.setEntry(null);
+    await h.run();
+    expect(h.client.rules.size).toBe(0);
+    expect(h.recorded.map((e) => e.reason)).toEqual(['DeviceTainted', 'DeviceTaintRemoved']);
+  });
+
+  it('adds nothing while the breaker is open, but still removes on recovery', async () => {
+    const h = harness();
+    await h.run({}, true);
+    expect(h.client.rules.size).toBe(0);
+    expect(await h.metric('npu_fault_controller_remediation_device_taint_writes_total')).toContainEqual(
+      'npu_fault_controller_remediation_device_taint_writes_total{action="create",result="breaker-open"} 1',
+    );
+    await h.run();
+    h.setEntry(null);
+    await h.run({}, true);
+    expect(h.client.rules.size).toBe(0);
+  });
+
+  it('replaces a rule whose taint changed (NoSchedule to NoExecute when drain is chosen)', async () => {
+    const h = harness();
+    await h.run();
+    await h.run({ mode: 'drain', deviceTaints: { enabled: true, effect: 'NoExecute' } });
+    expect(h.client.writes.map((w) => w.verb)).toEqual(['create', 'replace']);
+    expect(h.client.rules.get(RULE)?.taint.effect).toBe('NoExecute');
+  });
+
+  it('writes nothing in a dry run, off, or when not leading, and reports a dry run once', async () => {
+    const h = harness();
+    await h.run({ dryRun: true });
+    await h.run({ dryRun: true });
+    expect(h.client.writes).toEqual([]);
+    expect(h.recorded).toEqual([
+      { node: 'n1', reason: 'RemediationDryRun', message: `would create DeviceTaintRule ${RULE}` },
+    ]);
+    await h.run({ deviceTaints: { enabled: false } });
+    h.leading.value = false;
+    await h.run();
+    expect(h.client.writes).toEqual([]);
+  });
+
+  it('keeps the rules of a node whose slices cannot be read, and survives API failures', async () => {
+    const h = harness();
+    await h.run();
+    h.client.slices.set('n1', [{ metadata: { name: 'broken' }, spec: { driver: 'fake.npu-fault.io' } }]);
+    await h.run();
+    expect(h.client.rules.has(RULE)).toBe(true);
+    expect(await h.metric('npu_fault_controller_remediation_device_taint_invalid_slices')).toContainEqual(
+      'npu_fault_controller_remediation_device_taint_invalid_slices 1',
+    );
+    expect(
+      h.messages().filter((m) => m.msg === 'ResourceSlice refused; the node keeps its device taints'),
+    ).toHaveLength(1);
+    await h.run(); // said once
+    expect(
+      h.messages().filter((m) => m.msg === 'ResourceSlice refused; the node keeps its device taints'),
+    ).toHaveLength(1);
+    h.client.failWith = new K8sApiError(403, 'Forbidden');
+    await expect(h.run()).resolves.toBeUndefined();
+    expect(
+      h.messages().some((m) => m.msg === 'device taints not reconciled; the next pass tries again'),
+    ).toBe(true);
+  });
+
+  it('counts and logs once a device that matches no slice device', async () => {
+    const h = harness();
+    h.client.slices.set('n1', [{ ...SLICE, spec: { ...SLICE.spec, devices: [{ name: 'gpu9' }] } }]);
+    await h.run();
+    await h.run();
+    expect(h.client.rules.size).toBe(0);
+    expect(
+      await h.metric('npu_fault_controller_remediation_device_taint_unmatched_devices{why="no-device"}'),
+    ).toEqual(['npu_fault_controller_remediation_device_taint_unmatched_devices{why="no-device"} 1']);
+    expect(h.messages().filter((m) => m.why === 'no-device')).toHaveLength(1);
+  });
+});
+
+describe('device taint settings', () => {
+  it('default off, NoSchedule, and refuse NoExecute without drain in one line naming the field', () => {
+    expect(parseRemediationConfig().deviceTaints).toEqual({
+      enabled: false,
+      effect: 'NoSchedule',
+      taintKey: 'npu-fault.io/device-failed',
+    });
+    expect(() => parseRemediationConfig({ mode: 'cordon', deviceTaints: { effect: 'NoExecute' } })).toThrow(
+      'remediation.deviceTaints.effect: NoExecute evicts pods: needs mode drain (mode is cordon)',
+    );
+    expect(() => parseRemediationConfig({ deviceTaints: { taintKey: 'bad key' } })).toThrow(
+      /^remediation\.deviceTaints\.taintKey: must be a label name/,
+    );
+    expect(
+      parseRemediationConfig({ mode: 'drain', deviceTaints: { effect: 'NoExecute' } }).deviceTaints.effect,
+    ).toBe('NoExecute');
+  });
+});
