@@ -100,15 +100,24 @@ describe('charts/npu-fault renders k8s/', () => {
     );
   });
 
-  it('renders the opt-in components: TLS (with its Certificate), force delete and the host port', async () => {
+  it('renders the opt-in components: TLS (with its Certificate), force delete, device taints and the host port', async () => {
     const [chart, kustomize] = await Promise.all([
       template({
         'controller.tls.enabled': 'true',
         'controller.tls.certManager.enabled': 'true',
         'controller.forceDelete.enabled': 'true',
+        'controller.deviceTaints.enabled': 'true',
         'agent.hostPort.enabled': 'true',
       }),
-      renderManifests(['k8s'], ['k8s/controller/tls', 'k8s/controller/force-delete', 'k8s/agent/host-port']),
+      renderManifests(
+        ['k8s'],
+        [
+          'k8s/controller/tls',
+          'k8s/controller/force-delete',
+          'k8s/controller/device-taints',
+          'k8s/agent/host-port',
+        ],
+      ),
     ]);
     // certificate.yaml is applied next to k8s (its kustomization says how), so it has no
     // kustomize labels of its own; the chart labels it like the rest.

@@ -166,8 +166,11 @@ export function identifiersOf(device: Pick<PublishedDevice, 'key' | 'resource_id
   return ids;
 }
 
-/** NVIDIA's GPU and MIG UUIDs as nvidia-smi and NVIDIA's DRA driver print them. */
-const UUID = /^(GPU|MIG)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * NVIDIA's GPU and MIG UUIDs as nvidia-smi and NVIDIA's DRA driver print them (GPU-<uuid>,
+ * MIG-<uuid>, the older MIG-GPU-<uuid>/<gi>/<ci>); only ever compared for equality.
+ */
+const UUID = /^(GPU|MIG)-[0-9a-f][0-9a-f/-]*$/i;
 
 /** The identifiers a slice device publishes: the standard PCI attribute, the driver's own. */
 function sliceIdentifiers(device: SliceDevice, driver: string): { pci: Set<string>; uuid?: string } {
