@@ -6,8 +6,9 @@
  * standard PCI attribute (resource.kubernetes.io/pciBusID) and a driver-own uuid.
  *
  * Proven here: a failed NPU gets a DeviceTaintRule selecting exactly its driver, pool and
- * device (latency from the fault and from its publication measured and printed), loses it on
- * recovery, and with the breaker open no rule is created.
+ * device (latency from the fault and from its publication measured and printed), has it
+ * replaced with NoExecute when drain mode asks for it, loses it on recovery, and with the
+ * breaker open no rule is created.
  *
  * DeviceTaintRule is served from Kubernetes 1.36 (resource.k8s.io/v1beta2, DRADeviceTaints) and
  * at resource.k8s.io/v1 from 1.37; on an older plane the suite is skipped, saying so.
@@ -244,6 +245,21 @@ suite('device taints (DRA) on the real control plane', () => {
     expect((await rulesOf(target)).map((r) => r.spec?.deviceSelector?.device)).toEqual(['npu3']);
     expect(await rulesOf(node(1))).toEqual([]);
     expect(taintedAt - failed.at).toBeLessThan(RULE_BUDGET_MS);
+
+    // Eviction chosen: the same rule is replaced in place with NoExecute.
+    await settings({
+      mode: 'drain',
+      breaker: { maxUnhealthyNodes: 2 },
+      deviceTaints: { enabled: true, effect: 'NoExecute' },
+    });
+    const replaced = await watchUntil<Rule>(
+      ns.admin,
+      RULES,
+      (r) => r.metadata?.name === rule.metadata?.name && r.spec?.taint?.effect === 'NoExecute',
+      { timeoutMs: 15_000, what: 'the rule replaced with NoExecute' },
+    );
+    expect(replaced.spec?.deviceSelector).toEqual({ driver: DRIVER, pool: target, device: 'npu3' });
+    expect(await rulesOf(target)).toHaveLength(1);
 
     const recovered = Date.now();
     fleet.faults.delete(`${target}/npu3`);

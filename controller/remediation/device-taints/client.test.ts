@@ -1,0 +1,105 @@
+import { describe, expect, it } from '@jest/globals';
+import type * as k8s from '@kubernetes/client-node';
+import { K8sApiError } from '../../../platform/index.js';
+import { createKubeDeviceTaintClient } from './client.js';
+import type { DesiredRule } from './desired.js';
+
+interface Call {
+  verb: string;
+  version: string;
+  plural: string;
+  name?: string;
+  body?: unknown;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+/** CustomObjectsApi as the apiserver of `served` versions answers (404 for the others). */
+function api(served: readonly string[]): { api: k8s.CustomObjectsApi; calls: Call[] } {
+  const calls: Call[] = [];
+  const answer = (call: Call, value: unknown): Promise<unknown> => {
+    calls.push(call);
+    if (call.plural === 'devicetaintrules' && !served.includes(call.version))
+      return Promise.reject(new K8sApiError(404, 'NotFound'));
+    return Promise.resolve(value);
+  };
+  const stub = {
+    listClusterCustomObject: (p: Call) => answer({ ...p, verb: 'list' }, { items: [] }),
+    createClusterCustomObject: (p: Call) => answer({ ...p, verb: 'create' }, {}),
+    replaceClusterCustomObject: (p: Call) => answer({ ...p, verb: 'replace' }, {}),
+    deleteClusterCustomObject: (p: Call) => answer({ ...p, verb: 'delete' }, {}),
+  };
+  return { api: stub as unknown as k8s.CustomObjectsApi, calls };
+}
+
+const RULE: DesiredRule = {
+  name: 'npu-fault-n1-gpu0-0123456789',
+  node: 'n1',
+  deviceKey: '0000:3b:00.0',
+  driver: 'fake.npu-fault.io',
+  pool: 'n1',
+  device: 'gpu0',
+  taint: { key: 'npu-fault.io/device-failed', value: 'failed', effect: 'NoSchedule' },
+};
+
+describe('the DeviceTaintRule client', () => {
+  const signal = new AbortController().signal;
+
+  it('uses resource.k8s.io/v1 where served (1.37) and sends the rule selecting driver, pool and device', async () => {
+    const { api: stub, calls } = api(['v1']);
+    const client = createKubeDeviceTaintClient(stub);
+    await client.listOwnedRules(signal);
+    await client.create(RULE, signal);
+    expect(calls.map((c) => `${c.verb} ${c.version}`)).toEqual(['list v1', 'list v1', 'create v1']);
+    expect(calls[1]?.labelSelector).toBe('app.kubernetes.io/managed-by=npu-fault');
+    expect(calls[2]?.body).toEqual({
+      apiVersion: 'resource.k8s.io/v1',
+      kind: 'DeviceTaintRule',
+      metadata: {
+        name: RULE.name,
+        labels: { 'app.kubernetes.io/managed-by': 'npu-fault' },
+        annotations: { 'npu-fault.io/node': 'n1', 'npu-fault.io/device': '0000:3b:00.0' },
+      },
+      spec: {
+        deviceSelector: { driver: 'fake.npu-fault.io', pool: 'n1', device: 'gpu0' },
+        taint: { key: 'npu-fault.io/device-failed', value: 'failed', effect: 'NoSchedule' },
+      },
+    });
+  });
+
+  it('falls back to v1beta2 (1.36), and says which versions it tried when neither is served', async () => {
+    const beta = api(['v1beta2']);
+    const client = createKubeDeviceTaintClient(beta.api);
+    await client.replace(RULE, '42', signal);
+    await client.delete(RULE.name, '43', signal);
+    expect(beta.calls.map((c) => `${c.verb} ${c.version}`)).toEqual([
+      'list v1',
+      'list v1beta2',
+      'replace v1beta2',
+      'delete v1beta2',
+    ]);
+    expect((beta.calls[2]?.body as { metadata: { resourceVersion: string } }).metadata.resourceVersion).toBe(
+      '42',
+    );
+    expect(beta.calls[3]?.body).toEqual({ preconditions: { resourceVersion: '43' } });
+    await expect(createKubeDeviceTaintClient(api([]).api).listOwnedRules(signal)).rejects.toThrow(
+      /DeviceTaintRule is served at none of resource\.k8s\.io\/v1, v1beta2/,
+    );
+  });
+
+  it("lists a node's ResourceSlices by field selector, and takes a rule already gone as deleted", async () => {
+    const { api: stub, calls } = api(['v1']);
+    const client = createKubeDeviceTaintClient(stub);
+    await client.listSlices('n1', signal);
+    expect(calls[0]).toMatchObject({
+      plural: 'resourceslices',
+      version: 'v1',
+      fieldSelector: 'spec.nodeName=n1',
+    });
+    const gone = {
+      listClusterCustomObject: () => Promise.resolve({ items: [] }),
+      deleteClusterCustomObject: () => Promise.reject(new K8sApiError(404, 'NotFound')),
+    } as unknown as k8s.CustomObjectsApi;
+    await expect(createKubeDeviceTaintClient(gone).delete('x', '1', signal)).resolves.toBeUndefined();
+  });
+});
