@@ -166,9 +166,13 @@ describe('device taint reconcile', () => {
     ).toHaveLength(1);
     h.client.failWith = new K8sApiError(403, 'Forbidden');
     await expect(h.run()).resolves.toBeUndefined();
+    await h.run();
+    const failures = (): number =>
+      h.messages().filter((m) => String(m.msg).startsWith('device taints not reconciled')).length;
+    expect(failures()).toBe(1); // once per change, counted every time
     expect(
-      h.messages().some((m) => m.msg === 'device taints not reconciled; the next pass tries again'),
-    ).toBe(true);
+      await h.metric('npu_fault_controller_remediation_device_taint_writes_total{action="list"'),
+    ).toEqual(['npu_fault_controller_remediation_device_taint_writes_total{action="list",result="error"} 2']);
   });
 
   it('counts and logs once a device that matches no slice device', async () => {

@@ -82,10 +82,11 @@ export function createDeviceTaintReconciler(deps: DeviceTaintDeps): DeviceTaintR
         if (signal.aborted) throw error;
         unreadable.add(node);
         count('list-slices', 'error');
-        log.warn(
-          { node, err: describeError(error) },
-          'ResourceSlices unreadable; the node keeps its device taints',
-        );
+        const err = describeError(error);
+        const what = `unreadable ${node} ${err}`;
+        saying.add(what);
+        if (!said.has(what))
+          log.warn({ node, err }, 'ResourceSlices unreadable; the node keeps its device taints');
       }
     }
     return { slices, unreadable, invalid };
@@ -222,15 +223,24 @@ export function createDeviceTaintReconciler(deps: DeviceTaintDeps): DeviceTaintR
     said = saying;
   };
 
+  /** The last failure logged (a 403 without the RBAC would otherwise be logged every pass). */
+  let lastFailure: string | undefined;
   return {
     async reconcile(input, signal) {
       if (!input.config.deviceTaints.enabled || !deps.leading()) return;
       try {
         await reconcile(input, signal);
+        lastFailure = undefined;
       } catch (error) {
         if (signal.aborted) return;
         count('list', 'error');
-        log.warn({ err: describeError(error) }, 'device taints not reconciled; the next pass tries again');
+        const err = describeError(error);
+        if (err !== lastFailure)
+          log.warn(
+            { err },
+            'device taints not reconciled; the next pass tries again (logged again when the error changes)',
+          );
+        lastFailure = err;
       }
     },
   };
