@@ -163,66 +163,59 @@ export const deviceTaintsConfigSchema = z.strictObject({
     .describe('the key of the device taint'),
 });
 
+/** The `remediation` section's fields, before the checks across them. */
+const remediationFieldsSchema = z.strictObject({
+  mode: z
+    .enum(['off', 'cordon', 'drain'])
+    .default('off')
+    .describe('off, cordon (mark unschedulable, taint), or drain (cordon, then evict)'),
+  dryRun: z.boolean().default(false).describe('decide and report (log, Events, metrics) but change nothing'),
+  taint: z
+    .boolean()
+    .default(true)
+    .describe('with the cordon, add the taint npu-fault.io/unhealthy:NoSchedule'),
+  respectManualUncordon: z
+    .boolean()
+    .default(true)
+    .describe('a node a person uncordoned is not cordoned again until it recovers and fails again'),
+  optOutLabel: z
+    .string()
+    // Only npu-fault.io/ labels are cached from Nodes (a Node cache of every label would be large).
+    .regex(
+      /^npu-fault\.io\/[A-Za-z0-9._-]+(=[A-Za-z0-9._-]*)?$/,
+      'must be a label under npu-fault.io/ (key or key=value)',
+    )
+    .default('npu-fault.io/remediation=disabled')
+    .describe('nodes with this label (key=value) are never remediated'),
+  nodeCooldownSeconds: seconds
+    .default(600)
+    .describe('after a node is released (uncordoned), how long before it may be cordoned again'),
+  maxConcurrent: z.number().int().positive().default(1).describe('at most this many nodes draining at once'),
+  intervalMs: z
+    .number()
+    .int()
+    .min(50)
+    .max(60_000)
+    .default(2000)
+    .describe('how often every node is re-evaluated (a failure is acted on at once)'),
+  trigger: triggerConfigSchema.prefault({}),
+  thermalEviction: thermalEvictionConfigSchema.prefault({}),
+  breaker: breakerConfigSchema.prefault({}),
+  uncordon: uncordonConfigSchema.prefault({}),
+  drain: drainConfigSchema.prefault({}),
+  deviceTaints: deviceTaintsConfigSchema.prefault({}),
+});
+
 /** The whole `remediation` section. */
-export const remediationConfigSchema = z
-  .strictObject({
-    mode: z
-      .enum(['off', 'cordon', 'drain'])
-      .default('off')
-      .describe('off, cordon (mark unschedulable, taint), or drain (cordon, then evict)'),
-    dryRun: z
-      .boolean()
-      .default(false)
-      .describe('decide and report (log, Events, metrics) but change nothing'),
-    taint: z
-      .boolean()
-      .default(true)
-      .describe('with the cordon, add the taint npu-fault.io/unhealthy:NoSchedule'),
-    respectManualUncordon: z
-      .boolean()
-      .default(true)
-      .describe('a node a person uncordoned is not cordoned again until it recovers and fails again'),
-    optOutLabel: z
-      .string()
-      // Only npu-fault.io/ labels are cached from Nodes (a Node cache of every label would be large).
-      .regex(
-        /^npu-fault\.io\/[A-Za-z0-9._-]+(=[A-Za-z0-9._-]*)?$/,
-        'must be a label under npu-fault.io/ (key or key=value)',
-      )
-      .default('npu-fault.io/remediation=disabled')
-      .describe('nodes with this label (key=value) are never remediated'),
-    nodeCooldownSeconds: seconds
-      .default(600)
-      .describe('after a node is released (uncordoned), how long before it may be cordoned again'),
-    maxConcurrent: z
-      .number()
-      .int()
-      .positive()
-      .default(1)
-      .describe('at most this many nodes draining at once'),
-    intervalMs: z
-      .number()
-      .int()
-      .min(50)
-      .max(60_000)
-      .default(2000)
-      .describe('how often every node is re-evaluated (a failure is acted on at once)'),
-    trigger: triggerConfigSchema.prefault({}),
-    thermalEviction: thermalEvictionConfigSchema.prefault({}),
-    breaker: breakerConfigSchema.prefault({}),
-    uncordon: uncordonConfigSchema.prefault({}),
-    drain: drainConfigSchema.prefault({}),
-    deviceTaints: deviceTaintsConfigSchema.prefault({}),
-  })
-  .superRefine((remediation, context) => {
-    // NoExecute evicts: only where evicting is what the operator chose.
-    if (remediation.deviceTaints.effect === 'NoExecute' && remediation.mode !== 'drain')
-      context.addIssue({
-        code: 'custom',
-        path: ['deviceTaints', 'effect'],
-        message: `NoExecute evicts pods: needs mode drain (mode is ${remediation.mode})`,
-      });
-  });
+export const remediationConfigSchema = remediationFieldsSchema.superRefine((remediation, context) => {
+  // NoExecute evicts: only where evicting is what the operator chose.
+  if (remediation.deviceTaints.effect === 'NoExecute' && remediation.mode !== 'drain')
+    context.addIssue({
+      code: 'custom',
+      path: ['deviceTaints', 'effect'],
+      message: `NoExecute evicts pods: needs mode drain (mode is ${remediation.mode})`,
+    });
+});
 
 /** Remediation settings after defaults. */
 export type RemediationConfig = z.output<typeof remediationConfigSchema>;
