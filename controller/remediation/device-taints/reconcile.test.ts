@@ -4,6 +4,7 @@ import { K8sApiError, Registry } from '../../../platform/index.js';
 import type { EventRecorder } from '../../node-status/index.js';
 import { memoryLog } from '../../publisher/testing.js';
 import { parseRemediationConfig, type RemediationConfigInput } from '../config.js';
+import { parseRemediationText } from '../config-watch.js';
 import { createRemediationMetrics } from '../metrics.js';
 import { FakeDeviceTaintClient } from './fake-client.js';
 import { ruleName } from './desired.js';
@@ -198,6 +199,16 @@ describe('device taint settings', () => {
     expect(() => parseRemediationConfig({ mode: 'cordon', deviceTaints: { effect: 'NoExecute' } })).toThrow(
       'remediation.deviceTaints.effect: NoExecute evicts pods: needs mode drain (mode is cordon)',
     );
+    // The same refusal when the hot-reloaded ConfigMap says it (the settings in force stay).
+    expect(
+      parseRemediationText(
+        'mode: cordon\ndeviceTaints: {enabled: true, effect: NoExecute}\n',
+        'remediation.yaml',
+      ),
+    ).toEqual({
+      error:
+        'remediation.yaml:2: deviceTaints.effect: NoExecute evicts pods: needs mode drain (mode is cordon)',
+    });
     expect(() => parseRemediationConfig({ deviceTaints: { taintKey: 'bad key' } })).toThrow(
       /^remediation\.deviceTaints\.taintKey: must be a label name/,
     );
