@@ -245,6 +245,13 @@ suite('device taints (DRA) on the real control plane', () => {
     expect((await rulesOf(target)).map((r) => r.spec?.deviceSelector?.device)).toEqual(['npu3']);
     expect(await rulesOf(node(1))).toEqual([]);
     expect(taintedAt - failed.at).toBeLessThan(RULE_BUDGET_MS);
+    const said = await watchUntil<k8s.CoreV1Event>(
+      ns.admin,
+      '/api/v1/namespaces/default/events',
+      (e) => e.reason === 'DeviceTainted' && e.involvedObject.name === target,
+      { timeoutMs: 15_000, what: 'DeviceTainted Event on the Node' },
+    );
+    expect(said.message).toContain(`(${DRIVER}/${target}/npu3)`);
 
     // Eviction chosen: the same rule is replaced in place with NoExecute.
     await settings({
