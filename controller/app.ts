@@ -275,7 +275,10 @@ export function createController(deps: ControllerDeps): Controller {
   const remediationMetrics = createRemediationMetrics(registry);
   const remediationNodes = createKubeRemediationNodeClient(core);
   const pods = createKubePodClient(core);
-  const remediationDeviceTaints = createKubeDeviceTaintClient(kubeConfig.makeApiClient(k8s.CustomObjectsApi));
+  const remediationDeviceTaints = createKubeDeviceTaintClient(
+    kubeConfig.makeApiClient(k8s.CustomObjectsApi),
+    config.namespace,
+  );
 
   const metrics = createControllerMetrics(registry, {
     census: () => engine.census(),

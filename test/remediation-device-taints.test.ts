@@ -240,7 +240,10 @@ suite('device taints (DRA) on the real control plane', () => {
         effect: 'NoSchedule',
       }),
     });
-    expect(rule.metadata?.labels?.['app.kubernetes.io/managed-by']).toBe('npu-fault');
+    expect(rule.metadata?.labels).toEqual({
+      'app.kubernetes.io/managed-by': 'npu-fault',
+      'npu-fault.io/controller-namespace': ns.name,
+    });
     // Only that device: one rule for the node, none for the others.
     expect((await rulesOf(target)).map((r) => r.spec?.deviceSelector?.device)).toEqual(['npu3']);
     expect(await rulesOf(node(1))).toEqual([]);

@@ -47,17 +47,23 @@ describe('the DeviceTaintRule client', () => {
 
   it('uses resource.k8s.io/v1 where served (1.37) and sends the rule selecting driver, pool and device', async () => {
     const { api: stub, calls } = api(['v1']);
-    const client = createKubeDeviceTaintClient(stub);
+    const client = createKubeDeviceTaintClient(stub, 'ai-infra');
     await client.listOwnedRules(signal);
     await client.create(RULE, signal);
     expect(calls.map((c) => `${c.verb} ${c.version}`)).toEqual(['list v1', 'list v1', 'create v1']);
-    expect(calls[1]?.labelSelector).toBe('app.kubernetes.io/managed-by=npu-fault');
+    // Only this install's rules: another controller's (another namespace) are never touched.
+    expect(calls[1]?.labelSelector).toBe(
+      'app.kubernetes.io/managed-by=npu-fault,npu-fault.io/controller-namespace=ai-infra',
+    );
     expect(calls[2]?.body).toEqual({
       apiVersion: 'resource.k8s.io/v1',
       kind: 'DeviceTaintRule',
       metadata: {
         name: RULE.name,
-        labels: { 'app.kubernetes.io/managed-by': 'npu-fault' },
+        labels: {
+          'app.kubernetes.io/managed-by': 'npu-fault',
+          'npu-fault.io/controller-namespace': 'ai-infra',
+        },
         annotations: { 'npu-fault.io/node': 'n1', 'npu-fault.io/device': '0000:3b:00.0' },
       },
       spec: {
@@ -69,7 +75,7 @@ describe('the DeviceTaintRule client', () => {
 
   it('falls back to v1beta2 (1.36), and says which versions it tried when neither is served', async () => {
     const beta = api(['v1beta2']);
-    const client = createKubeDeviceTaintClient(beta.api);
+    const client = createKubeDeviceTaintClient(beta.api, 'ai-infra');
     await client.replace(RULE, '42', signal);
     await client.delete(RULE.name, '43', signal);
     expect(beta.calls.map((c) => `${c.verb} ${c.version}`)).toEqual([
@@ -82,14 +88,14 @@ describe('the DeviceTaintRule client', () => {
       '42',
     );
     expect(beta.calls[3]?.body).toEqual({ preconditions: { resourceVersion: '43' } });
-    await expect(createKubeDeviceTaintClient(api([]).api).listOwnedRules(signal)).rejects.toThrow(
+    await expect(createKubeDeviceTaintClient(api([]).api, 'ai-infra').listOwnedRules(signal)).rejects.toThrow(
       /DeviceTaintRule is served at none of resource\.k8s\.io\/v1, v1beta2/,
     );
   });
 
   it("lists a node's ResourceSlices by field selector, and takes a rule already gone as deleted", async () => {
     const { api: stub, calls } = api(['v1']);
-    const client = createKubeDeviceTaintClient(stub);
+    const client = createKubeDeviceTaintClient(stub, 'ai-infra');
     await client.listSlices('n1', signal);
     expect(calls[0]).toMatchObject({
       plural: 'resourceslices',
@@ -100,6 +106,8 @@ describe('the DeviceTaintRule client', () => {
       listClusterCustomObject: () => Promise.resolve({ items: [] }),
       deleteClusterCustomObject: () => Promise.reject(new K8sApiError(404, 'NotFound')),
     } as unknown as k8s.CustomObjectsApi;
-    await expect(createKubeDeviceTaintClient(gone).delete('x', '1', signal)).resolves.toBeUndefined();
+    await expect(
+      createKubeDeviceTaintClient(gone, 'ai-infra').delete('x', '1', signal),
+    ).resolves.toBeUndefined();
   });
 });

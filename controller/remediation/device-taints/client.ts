@@ -13,6 +13,7 @@ import {
   MANAGED_BY,
   MANAGED_BY_LABEL,
   NODE_ANNOTATION,
+  OWNER_LABEL,
   type DesiredRule,
 } from './desired.js';
 
@@ -37,7 +38,7 @@ export interface StoredRule {
 export interface DeviceTaintClient {
   /** The ResourceSlices of `node` (raw objects: the caller checks them). */
   listSlices(node: string, signal: AbortSignal): Promise<unknown[]>;
-  /** The rules carrying this controller's managed-by label. */
+  /** The rules carrying this controller's labels (managed-by, its namespace). */
   listOwnedRules(signal: AbortSignal): Promise<StoredRule[]>;
   create(rule: DesiredRule, signal: AbortSignal): Promise<void>;
   /** Replaces `rule` if it is still at `resourceVersion` (409 otherwise). */
@@ -46,14 +47,14 @@ export interface DeviceTaintClient {
   delete(name: string, resourceVersion: string, signal: AbortSignal): Promise<void>;
 }
 
-/** The rule's object as sent to the API. */
-export function ruleObject(rule: DesiredRule, apiVersion: string): Record<string, unknown> {
+/** The rule's object as sent to the API, owned by the controller of `owner` (its namespace). */
+export function ruleObject(rule: DesiredRule, apiVersion: string, owner: string): Record<string, unknown> {
   return {
     apiVersion,
     kind: 'DeviceTaintRule',
     metadata: {
       name: rule.name,
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY },
+      labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [OWNER_LABEL]: owner },
       annotations: { [NODE_ANNOTATION]: rule.node, [DEVICE_ANNOTATION]: rule.deviceKey },
     },
     spec: {
@@ -71,8 +72,8 @@ interface RuleObject {
   };
 }
 
-/** The client on client-node's CustomObjectsApi. */
-export function createKubeDeviceTaintClient(api: k8s.CustomObjectsApi): DeviceTaintClient {
+/** The client on client-node's CustomObjectsApi, for the controller of namespace `owner`. */
+export function createKubeDeviceTaintClient(api: k8s.CustomObjectsApi, owner: string): DeviceTaintClient {
   let version: string | undefined;
   const call = async <T>(request: () => Promise<T>): Promise<T> => {
     try {
@@ -123,7 +124,7 @@ export function createKubeDeviceTaintClient(api: k8s.CustomObjectsApi): DeviceTa
             group: GROUP,
             version: at,
             plural: 'devicetaintrules',
-            labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY}`,
+            labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY},${OWNER_LABEL}=${owner}`,
           },
           requestOptions({ signal }),
         ),
@@ -142,14 +143,19 @@ export function createKubeDeviceTaintClient(api: k8s.CustomObjectsApi): DeviceTa
       const at = await served(signal);
       await call(() =>
         api.createClusterCustomObject(
-          { group: GROUP, version: at, plural: 'devicetaintrules', body: ruleObject(rule, `${GROUP}/${at}`) },
+          {
+            group: GROUP,
+            version: at,
+            plural: 'devicetaintrules',
+            body: ruleObject(rule, `${GROUP}/${at}`, owner),
+          },
           requestOptions({ signal }),
         ),
       );
     },
     async replace(rule, resourceVersion, signal) {
       const at = await served(signal);
-      const body = ruleObject(rule, `${GROUP}/${at}`);
+      const body = ruleObject(rule, `${GROUP}/${at}`, owner);
       (body.metadata as Record<string, unknown>).resourceVersion = resourceVersion;
       await call(() =>
         api.replaceClusterCustomObject(

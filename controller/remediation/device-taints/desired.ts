@@ -13,6 +13,8 @@ import type { ResourceSliceView, SliceDevice } from './resource-slices.js';
 /** The label every rule this controller owns carries (its list selector). */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY = 'npu-fault';
+/** Which install owns a rule (its controller's namespace): two installs never touch each other's. */
+export const OWNER_LABEL = 'npu-fault.io/controller-namespace';
 /** Annotations saying whose device a rule taints (a node name may be too long for a label). */
 export const NODE_ANNOTATION = 'npu-fault.io/node';
 export const DEVICE_ANNOTATION = 'npu-fault.io/device';

@@ -9,6 +9,7 @@ export {
   MANAGED_BY,
   MANAGED_BY_LABEL,
   NODE_ANNOTATION,
+  OWNER_LABEL,
   PCI_BUS_ID_ATTRIBUTE,
   desiredDeviceTaints,
   identifiersOf,
