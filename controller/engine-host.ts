@@ -16,6 +16,7 @@ import type {
   Transition,
 } from '../core/engine/index.js';
 import type { Clock } from '../platform/index.js';
+import { isSynthetic } from './mindcluster/index.js';
 
 /** What one accepted or dropped snapshot came to. */
 export interface AcceptResult {
@@ -43,12 +44,18 @@ export interface HostNodeView {
   latched: LatchedDevice[];
 }
 
+/** Adds what another source knows of the node to an agent's snapshot (controller/mindcluster). */
+export type SnapshotMerge = (snapshot: Snapshot) => Snapshot;
+
 /** The engine host. */
 export class EngineHost {
   readonly #engine: ReloadableEngine;
   readonly #clock: Clock;
   readonly #listeners: TransitionListener[] = [];
   readonly #observed = new Set<string>();
+  /** Nodes whose own agent's snapshots were accepted: a synthetic (MindCluster) one no longer applies. */
+  readonly #agentNodes = new Set<string>();
+  #merge: SnapshotMerge | undefined;
   #journal: ObservationJournal | undefined;
 
   constructor(engine: ReloadableEngine, clock: Clock, journal?: ObservationJournal) {
@@ -62,15 +69,36 @@ export class EngineHost {
     this.#listeners.push(listener);
   }
 
+  /**
+   * Merges another source's view into every agent snapshot before the engine and the journal
+   * see it (so a replay of the journal reproduces the merged stream).
+   */
+  setMerge(merge: SnapshotMerge): void {
+    this.#merge = merge;
+  }
+
+  /** Whether the node's own agent reports it (an accepted non-synthetic snapshot). */
+  isAgentNode(node: string): boolean {
+    return this.#agentNodes.has(node);
+  }
+
   /** Observes validated snapshots at the receiver's clock, in order. */
   accept(snapshots: readonly Snapshot[]): AcceptResult[] {
     const now = this.#clock.now();
     const results: AcceptResult[] = [];
     const transitions: Transition[] = [];
-    for (const snapshot of snapshots) {
+    for (const received of snapshots) {
+      const synthetic = isSynthetic(received);
+      // The agent took over: a synthetic snapshot would flip the node back to the other boot.
+      if (synthetic && this.#agentNodes.has(received.node)) {
+        results.push({ node: received.node, accepted: false });
+        continue;
+      }
+      const snapshot = !synthetic && this.#merge ? this.#merge(received) : received;
       const result = this.#engine.observe(snapshot, now);
       if (result.accepted) {
         this.#observed.add(snapshot.node);
+        if (!synthetic) this.#agentNodes.add(snapshot.node);
         this.#journal?.append(JSON.stringify(snapshot));
         for (const t of result.transitions) transitions.push(t);
         results.push({ node: snapshot.node, accepted: true });
@@ -112,6 +140,7 @@ export class EngineHost {
   removeNode(node: string): void {
     this.#engine.removeNode(node);
     this.#observed.delete(node);
+    this.#agentNodes.delete(node);
   }
 
   setKnownNodes(nodes: Iterable<string>): void {
