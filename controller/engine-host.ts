@@ -15,6 +15,7 @@ import type {
   ReloadableEngine,
   Transition,
 } from '../core/engine/index.js';
+import { normalise } from '../core/normalise.js';
 import type { Clock } from '../platform/index.js';
 import { isSynthetic } from './mindcluster/index.js';
 
@@ -95,6 +96,8 @@ export class EngineHost {
         continue;
       }
       const snapshot = !synthetic && this.#merge ? this.#merge(received) : received;
+      if (!synthetic && this.#observed.has(snapshot.node) && !this.#agentNodes.has(snapshot.node))
+        this.#emit(this.#handOver(snapshot, now), 'seed');
       const result = this.#engine.observe(snapshot, now);
       if (result.accepted) {
         this.#observed.add(snapshot.node);
@@ -112,6 +115,32 @@ export class EngineHost {
     }
     this.#emit(transitions, 'observation');
     return results;
+  }
+
+  /**
+   * A node reported by MindCluster (synthetic snapshots) gets its own agent: MindCluster names
+   * devices by index (`npu4`), the agent by PCI address, so the engine's records would be left
+   * out by the agent's first sample and read as device-missing. Its failed and degraded
+   * devices and latched failures are carried over to the agent's keys (matched by resource id,
+   * `Ascend910-4`) by seeding, as after a restart: nothing held is lost, and nothing is
+   * invented. A device the agent does not list keeps its key and goes device-missing.
+   */
+  #handOver(snapshot: Snapshot, now: number): Transition[] {
+    const node = snapshot.node;
+    const keyOf = new Map(normalise(snapshot).map((d) => [d.resource_id, d.key]));
+    const entry = this.#engine.nodeEntry(node);
+    const latched = this.#engine.latched(node);
+    this.#engine.removeNode(node);
+    const rekey = <T extends { key: string; resource_id: string }>(d: T): T => ({
+      ...d,
+      key: keyOf.get(d.resource_id) ?? d.key,
+    });
+    const seed: NodeSeed = {
+      node,
+      ...(entry ? { entry: { ...entry, npus: entry.npus.map(rekey) } } : {}),
+      latched: latched.map(rekey),
+    };
+    return this.#engine.seed([seed], now);
   }
 
   /** Fires the overlay deadlines due now. */

@@ -6,6 +6,8 @@
  *
  * - A node is an agent node once the engine host accepted one of its agent's snapshots; from
  *   then on this source only lends its view to the merge (EngineHost), never a snapshot.
+ * - A changed view is applied at once (the write's latency is the watch's, not the period's);
+ *   the period keeps an unchanged node alive, as an agent's 1 Hz samples do.
  * - Nothing is emitted for `graceMs` after the start, so a restarted replica hears the agents
  *   (1 Hz) before it could mistake an agent node for an agentless one.
  * - A refused ConfigMap (integrity, JSON, shape, size) is counted
@@ -90,11 +92,14 @@ export function createMindClusterSource(
     },
   });
   const seq = new Map<string, number>();
+  /** Past the start grace: a changed view is applied at once, not at the next period. */
+  let emitting = false;
 
   const seen = (cached: Cached): void => {
     const { result } = cached;
     if ('view' in result) {
       views.set(cached.node, { view: result.view, bootId: `${BOOT_PREFIX}${cached.uid}` });
+      if (emitting) emit(cached.node);
       return;
     }
     views.delete(cached.node);
@@ -125,11 +130,12 @@ export function createMindClusterSource(
     },
   });
 
-  const emit = (): void => {
+  /** Hands the engine a snapshot of every agentless node with a view (or of `only`). */
+  const emit = (only?: string): void => {
     const batch: Snapshot[] = [];
     const now = clock.now();
     for (const [node, { view, bootId }] of views) {
-      if (deps.isAgentNode(node)) continue;
+      if (deps.isAgentNode(node) || (only !== undefined && node !== only)) continue;
       const next = (seq.get(bootId) ?? -1) + 1;
       seq.set(bootId, next);
       batch.push(snapshotOf(view, { bootId, seq: next, now }));
@@ -141,6 +147,7 @@ export function createMindClusterSource(
 
   const emitter = async (signal: AbortSignal): Promise<void> => {
     await clock.sleep(options.graceMs ?? 5000, signal).catch(() => undefined);
+    emitting = true;
     while (!signal.aborted) {
       try {
         emit();
