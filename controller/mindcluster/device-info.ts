@@ -92,6 +92,8 @@ export function levelRank(level: string): number {
 export const CRITICAL_RANK = LEVEL_RANK.SeparateNPU ?? 5;
 
 const MAX_FAULTS = 4 * SNAPSHOT_LIMITS.devices;
+/** A device name: its resource and its index (`Ascend910-4`). */
+const DEVICE_NAME = /^(Ascend910|Ascend310P)-(\d{1,4})$/;
 
 class Refusal extends Error {
   constructor(
@@ -167,9 +169,10 @@ function devicesOf(
     );
   const devices = new Map<number, MindClusterDevice>();
   const deviceOf = (name: string, field: string): MindClusterDevice => {
-    const match = new RegExp(`^${resource}-(\\d{1,4})$`).exec(name);
-    if (!match) throw shape(field, `"${name.slice(0, 64)}" is not a ${resource}-<n> device name`);
-    const index = Number(match[1]);
+    const match = DEVICE_NAME.exec(name);
+    if (match?.[1] !== resource)
+      throw shape(field, `"${name.slice(0, 64)}" is not a ${resource}-<n> device name`);
+    const index = Number(match[2]);
     let device = devices.get(index);
     if (device === undefined) {
       if (devices.size >= SNAPSHOT_LIMITS.devices)
