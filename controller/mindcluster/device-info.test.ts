@@ -180,3 +180,52 @@ describeWithRealFixtures('MindCluster device-info (real samples)', () => {
     );
   });
 });
+
+describe('310P and the edges', () => {
+  const list310 = {
+    'huawei.com/Ascend310P': 'Ascend310P-0,Ascend310P-2',
+    'huawei.com/Ascend310P-Unhealthy': 'Ascend310P-1',
+    'huawei.com/Ascend310P-Fault': JSON.stringify([
+      {
+        npu_name: 'Ascend310P-1',
+        fault_level: 'RestartNPU',
+        fault_handling: 'SeparateNPU',
+        fault_code: '80e01801',
+      },
+      {
+        npu_name: 'Ascend310P-2',
+        fault_level: 'SubHealthFault',
+        fault_handling: 'SubHealthFault',
+        fault_code: '',
+      },
+    ]),
+  };
+  it('reads a 310P node into a 310P snapshot (one card per chip, Ascend310P-<n> resource ids)', () => {
+    const view = viewOf({ DeviceInfoCfg: deviceInfoCfg(list310) });
+    expect(view.resource).toBe('Ascend310P');
+    const snapshot = snapshotOf(view, stamp);
+    expect(snapshot.payload.family).toBe('310P');
+    const chips = snapshot.payload.family === '310P' ? snapshot.payload.cards.flatMap((c) => c.chips) : [];
+    expect(chips.map((c) => [c.device_id, c.health, c.error_codes])).toEqual([
+      [0, 'OK', []],
+      [1, 'Critical', ['80E01801']], // the worst of the entry's levels: fault_handling SeparateNPU
+      [2, 'Warning', []],
+    ]);
+  });
+  it('an unknown level reads as a warning, never as healthy', () => {
+    const view = viewOf({
+      DeviceInfoCfg: deviceInfoCfg({
+        'huawei.com/Ascend910-Fault': JSON.stringify([
+          { npu_name: 'Ascend910-3', fault_level: 'SomethingNew' },
+        ]),
+      }),
+    });
+    expect(view.devices.map((d) => [d.name, healthOf(d)])).toEqual([['Ascend910-3', 'Warning']]);
+  });
+  it('refuses a ConfigMap whose name does not end in a node name', () => {
+    expect(parseDeviceInfo('Not_A_Node', { DeviceInfoCfg: deviceInfoCfg(ascend910List(1)) })).toMatchObject({
+      refused: 'shape',
+      message: expect.stringContaining('metadata.name') as unknown as string,
+    });
+  });
+});

@@ -13,7 +13,7 @@
  * (pkg/common/constants.go); `ManuallySeparateNPU` is a data key of its own beside
  * DeviceInfoCfg (constants.go DeviceInfoCMManuallySeparateNPUKey).
  */
-import { FAULT_CODE_PATTERN, SNAPSHOT_LIMITS } from '../../contracts/index.js';
+import { FAULT_CODE_PATTERN, NODE_NAME_PATTERN, SNAPSHOT_LIMITS } from '../../contracts/index.js';
 import { deviceInfoCheckCode } from './go-json.js';
 
 /** The data key holding DeviceInfoCfg (mind-cluster component/ascend-common/api/consts.go). */
@@ -119,6 +119,8 @@ export function parseDeviceInfo(
 }
 
 function read(node: string, data: Readonly<Record<string, string>>): MindClusterView {
+  if (node.length > SNAPSHOT_LIMITS.node || !NODE_NAME_PATTERN.test(node))
+    throw shape('metadata.name', `"${node.slice(0, 64)}" after ${DEVICE_INFO_PREFIX} is not a node name`);
   const text = data[DEVICE_INFO_KEY];
   if (text === undefined) throw shape(DEVICE_INFO_KEY, 'missing');
   if (Buffer.byteLength(text, 'utf8') > MAX_DEVICE_INFO_BYTES)
