@@ -104,10 +104,15 @@ describe('EngineHost with MindCluster (synthetic snapshots, the merge, the hand-
     }
     expect(statuses(host)).toEqual({ 'Ascend910-2@npu2': 'failed' });
     expect(host.isAgentNode('n1')).toBe(false);
+    // What the Node says (node-problem-detector's condition) must outlive the hand-over too.
+    host.setNodeConditions('n1', { KernelDeadlock: 'True' });
+    expect(host.entry('n1')?.reasons).toEqual(['kernel-deadlock']);
 
     // The agent's first sample says every chip is fine; MindCluster still separates Ascend910-2.
     expect(host.accept([agent(1, 3)])).toEqual([{ node: 'n1', accepted: true }]);
     expect(host.isAgentNode('n1')).toBe(true);
+    expect(host.entry('n1')?.reasons).toEqual(['kernel-deadlock']);
+    host.setNodeConditions('n1', {});
     expect(statuses(host)).toEqual({ 'Ascend910-2@0000:02:00.0': 'failed' });
     // A synthetic snapshot still in flight no longer applies.
     expect(host.accept([snapshotOf(view, { bootId: 'mindcluster:uid', seq: 9, now: clock.now() })])).toEqual([

@@ -57,6 +57,9 @@ export class EngineHost {
   /** Nodes whose own agent's snapshots were accepted: a synthetic (MindCluster) one no longer applies. */
   readonly #agentNodes = new Set<string>();
   #merge: SnapshotMerge | undefined;
+  /** What NodeSync last said of each node (Ready, conditions): applied again after a hand-over. */
+  readonly #notReady = new Set<string>();
+  readonly #conditions = new Map<string, Readonly<Record<string, string>>>();
   #journal: ObservationJournal | undefined;
 
   constructor(engine: ReloadableEngine, clock: Clock, journal?: ObservationJournal) {
@@ -140,7 +143,12 @@ export class EngineHost {
       ...(entry ? { entry: { ...entry, npus: entry.npus.map(rekey) } } : {}),
       latched: latched.map(rekey),
     };
-    return this.#engine.seed([seed], now);
+    const out = this.#engine.seed([seed], now);
+    // The node's own facts (Ready, conditions) went with removeNode: the same again.
+    const conditions = this.#conditions.get(node);
+    if (conditions) out.push(...this.#engine.setNodeConditions(node, conditions, now));
+    if (this.#notReady.has(node)) out.push(...this.#engine.setNodeReady(node, false, now));
+    return out;
   }
 
   /** Fires the overlay deadlines due now. */
@@ -149,6 +157,8 @@ export class EngineHost {
   }
 
   setNodeReady(node: string, ready: boolean): void {
+    if (ready) this.#notReady.delete(node);
+    else this.#notReady.add(node);
     this.#emit(this.#engine.setNodeReady(node, ready, this.#clock.now()), 'node-ready');
   }
 
@@ -159,6 +169,8 @@ export class EngineHost {
 
   /** The Node's conditions the rules name (type → status): their node reasons (`node_conditions`). */
   setNodeConditions(node: string, conditions: Readonly<Record<string, string>>): void {
+    if (Object.keys(conditions).length === 0) this.#conditions.delete(node);
+    else this.#conditions.set(node, conditions);
     this.#emit(this.#engine.setNodeConditions(node, conditions, this.#clock.now()), 'node-conditions');
   }
 
@@ -170,6 +182,8 @@ export class EngineHost {
     this.#engine.removeNode(node);
     this.#observed.delete(node);
     this.#agentNodes.delete(node);
+    this.#notReady.delete(node);
+    this.#conditions.delete(node);
   }
 
   setKnownNodes(nodes: Iterable<string>): void {
