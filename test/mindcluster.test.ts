@@ -13,10 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { manifestRbacObjects } from '../stack/index.js';
 import { ascend910List, deviceInfoCfg } from '../controller/mindcluster/testing.js';
-import { controllerAccess, type ControllerAccess } from './setup/controller-rbac.js';
+import { controllerAccess, functionCallerToken, type ControllerAccess } from './setup/controller-rbac.js';
 import { startTestReplica, type ControllerProcess } from './setup/controller-process.js';
 import { createTestNamespace, type TestNamespace } from './setup/cluster.js';
-import { StatusFollower } from './setup/fleet.js';
+import { Fleet, Poster, StatusFollower } from './setup/fleet.js';
 import { HAVE_REAL_FIXTURES, SKIPPED_WITHOUT_SHARED, readRealFixture } from './fixtures.js';
 
 const RESOURCE = 'mindcluster.test/npu';
@@ -46,6 +46,7 @@ describe("MindCluster's device-info ConfigMaps as observations on the real contr
   let core: k8s.CoreV1Api;
   let follower: StatusFollower;
   let replica: ControllerProcess | undefined;
+  const posters: Poster[] = [];
   const nodes: string[] = [];
 
   const configMapName = (node: string): string => `mindx-dl-deviceinfo-${node}`;
@@ -90,6 +91,7 @@ describe("MindCluster's device-info ConfigMaps as observations on the real contr
   });
 
   afterAll(async () => {
+    for (const poster of posters) poster.stop();
     follower?.stop();
     await replica?.stop('SIGKILL');
     for (const name of nodes) await core?.deleteNode({ name }).catch(() => undefined);
@@ -244,6 +246,87 @@ describe("MindCluster's device-info ConfigMaps as observations on the real contr
       );
       expect(follower.seen.at(-1)?.document.nodes[node]).toBeUndefined();
     }, 30_000);
+
+    it('merges MindCluster into a node with an agent: its SeparateNPU fails a chip the agent calls OK, the agent’s own fault stays', async () => {
+      const node = `${ns.name}-agent`;
+      await createNode(node);
+      const fleet = new Fleet([node], 'agent-boot-1');
+      fleet.faults.set(`${node}/npu5`, { link: 'down' }); // the agent's own fault
+      const url = `http://127.0.0.1:${await (replica as ControllerProcess).port('observations')}`;
+      const poster = new Poster(fleet, await functionCallerToken(ns), () => [{ identity: 'replica-1', url }]);
+      posters.push(poster);
+      poster.start();
+      await follower.waitFor(
+        (d) => statusOf(d, node).npu5 === 'failed',
+        WITHIN_MS,
+        'the agent’s npu5 failed',
+      );
+      const at = Date.now();
+      await writeDeviceInfo(
+        node,
+        deviceInfoCfg(
+          ascend910List(8, { 2: { level: 'SeparateNPU', codes: ['80E18402'], list: 'Unhealthy' } }),
+        ),
+      );
+      const merged = await follower.waitFor(
+        (d) => statusOf(d, node).npu2 === 'failed',
+        WITHIN_MS,
+        'npu2 failed',
+        at,
+      );
+      console.log(
+        `MindCluster ConfigMap write → merged into an agent node's next snapshot, published: ${merged.at - at} ms`,
+      );
+      const entry = merged.document.nodes[node];
+      expect(entry?.npus.find((d) => d.id === 'npu2')?.reasons).toEqual(
+        expect.arrayContaining(['health-critical', 'fault-code']),
+      );
+      expect(statusOf(merged.document, node).npu5).toBe('failed');
+      // The agent's devices keep their keys (PCI addresses): nothing went missing, nothing doubled.
+      expect(entry?.summary).toMatchObject({ total: 8, failed: 2, healthy: 6 });
+      expect(entry?.npus.every((d) => d.key !== d.id)).toBe(true);
+    }, 30_000);
+
+    it('an agentless node that gets its agent keeps MindCluster’s failure under the agent’s key; no device goes missing', async () => {
+      const node = `${ns.name}-handover`;
+      await createNode(node);
+      await writeDeviceInfo(
+        node,
+        deviceInfoCfg(
+          ascend910List(8, { 3: { level: 'SeparateNPU', codes: ['80E18402'], list: 'Unhealthy' } }),
+        ),
+      );
+      const before = await follower.waitFor(
+        (d) => statusOf(d, node).npu3 === 'failed',
+        WITHIN_MS,
+        'npu3 failed',
+      );
+      expect(before.document.nodes[node]?.npus.find((d) => d.id === 'npu3')?.key).toBe('npu3');
+      const url = `http://127.0.0.1:${await (replica as ControllerProcess).port('observations')}`;
+      const poster = new Poster(new Fleet([node], 'agent-boot-2'), await functionCallerToken(ns), () => [
+        { identity: 'replica-1', url },
+      ]);
+      posters.push(poster);
+      const at = Date.now();
+      poster.start();
+      const handedOver = await follower.waitFor(
+        (d) => (d.nodes[node]?.npus.find((x) => x.id === 'npu3')?.key ?? 'npu3') !== 'npu3',
+        WITHIN_MS,
+        'npu3 under the agent’s key',
+        at,
+      );
+      expect(statusOf(handedOver.document, node).npu3).toBe('failed');
+      // Three more documents: the agent's samples go on, and no synthetic device reads as missing.
+      const since = Date.now();
+      const later = await follower.waitFor(
+        (d) => Date.parse(d.timestamp) > since + 2000,
+        10_000,
+        'later',
+        since,
+      );
+      expect(later.document.nodes[node]?.summary).toMatchObject({ total: 8, failed: 1, healthy: 7 });
+      expect(later.document.nodes[node]?.npus.flatMap((d) => d.reasons)).not.toContain('device-missing');
+    }, 40_000);
 
     (HAVE_REAL_FIXTURES ? it : it.skip)(
       `mindx-deviceinfo-1.json (real) publishes Ascend910-4 failed and Ascend910-0 warned${HAVE_REAL_FIXTURES ? '' : ` ${SKIPPED_WITHOUT_SHARED}`}`,
