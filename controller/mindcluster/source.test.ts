@@ -66,10 +66,10 @@ describe('the MindCluster source', () => {
     expect(t.accepted).toEqual([]);
     await t.clock.advance(1);
     expect(t.accepted.map((s) => [s.node, s.boot_id, s.seq, s.collector])).toEqual([
-      ['n1', 'mindcluster:uid-n1', 0, 'mindcluster'],
+      ['n1', 'mindcluster:uid-n1', 1, 'mindcluster'],
     ]);
     await t.clock.advance(1000);
-    expect(t.accepted.map((s) => s.seq)).toEqual([0, 1]);
+    expect(t.accepted.map((s) => s.seq)).toEqual([1, 2]);
     // A write is applied at once, not at the next period.
     t.client.apply(configMap('n1', deviceInfoCfg(ascend910List(4))));
     expect(t.accepted).toHaveLength(3);

@@ -136,7 +136,7 @@ export function createMindClusterSource(
     const now = clock.now();
     for (const [node, { view, bootId }] of views) {
       if (deps.isAgentNode(node) || (only !== undefined && node !== only)) continue;
-      const next = (seq.get(bootId) ?? -1) + 1;
+      const next = (seq.get(bootId) ?? 0) + 1; // from 1, as an agent counts (contract §1)
       seq.set(bootId, next);
       try {
         batch.push(snapshotOf(view, { bootId, seq: next, now }));
