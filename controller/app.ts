@@ -384,7 +384,7 @@ export function createController(deps: ControllerDeps): Controller {
           clock,
           log: log.child({ part: 'mindcluster' }),
           registry,
-          accept: (snapshots) => host.accept(snapshots),
+          accept: (snapshots) => host.accept(snapshots, 'mindcluster'),
           isAgentNode: (node) => host.isAgentNode(node),
         },
         { periodMs: config.mindcluster.periodMs },

@@ -99,7 +99,7 @@ describe('EngineHost with MindCluster (synthetic snapshots, the merge, the hand-
     let current: MindClusterView = view;
     host.setMerge((snapshot) => mergeView(snapshot, current));
     for (let seq = 0; seq < 3; seq++) {
-      host.accept([snapshotOf(view, { bootId: 'mindcluster:uid', seq, now: clock.now() })]);
+      host.accept([snapshotOf(view, { bootId: 'mindcluster:uid', seq, now: clock.now() })], 'mindcluster');
       await clock.advance(1000);
     }
     expect(statuses(host)).toEqual({ 'Ascend910-2@npu2': 'failed' });
@@ -115,9 +115,9 @@ describe('EngineHost with MindCluster (synthetic snapshots, the merge, the hand-
     host.setNodeConditions('n1', {});
     expect(statuses(host)).toEqual({ 'Ascend910-2@0000:02:00.0': 'failed' });
     // A synthetic snapshot still in flight no longer applies.
-    expect(host.accept([snapshotOf(view, { bootId: 'mindcluster:uid', seq: 9, now: clock.now() })])).toEqual([
-      { node: 'n1', accepted: false },
-    ]);
+    expect(
+      host.accept([snapshotOf(view, { bootId: 'mindcluster:uid', seq: 9, now: clock.now() })], 'mindcluster'),
+    ).toEqual([{ node: 'n1', accepted: false }]);
     // No transition ever took a device from failed to anything else.
     const fromFailed = seen.flatMap((s) => s.transitions).filter((t) => t.from === 'failed');
     expect(fromFailed).toEqual([]);
@@ -128,6 +128,16 @@ describe('EngineHost with MindCluster (synthetic snapshots, the merge, the hand-
     expect(statuses(host)).toEqual({ 'Ascend910-2@0000:02:00.0': 'failed' });
     host.accept([agent(6, 8)]);
     expect(statuses(host)).toEqual({});
+  });
+
+  it('takes the origin from the caller: a posted snapshot with a mindcluster-like boot is an agent’s', () => {
+    const { host } = setup();
+    host.setMerge((snapshot) => mergeView(snapshot, view));
+    const posted = snapshotOf(healthyView, { bootId: 'mindcluster:forged', seq: 1, now: T0 });
+    expect(host.accept([posted])).toEqual([{ node: 'n1', accepted: true }]);
+    expect(host.isAgentNode('n1')).toBe(true);
+    // Merged like any agent's: MindCluster's Ascend910-2 failure applies.
+    expect(statuses(host)).toEqual({ 'Ascend910-2@npu2': 'failed' });
   });
 
   it('journals the merged snapshot, so a replay reproduces what the engine saw', () => {

@@ -17,7 +17,6 @@ import type {
 } from '../core/engine/index.js';
 import { normalise } from '../core/normalise.js';
 import type { Clock } from '../platform/index.js';
-import { isSynthetic } from './mindcluster/index.js';
 
 /** What one accepted or dropped snapshot came to. */
 export interface AcceptResult {
@@ -44,6 +43,13 @@ export interface HostNodeView {
   entry: PublishedNode | null;
   latched: LatchedDevice[];
 }
+
+/**
+ * Where a snapshot comes from: a node's own agent (through the ingest function), or a source
+ * inside the controller that speaks for agentless nodes (controller/mindcluster). By the
+ * caller, never by a field of the snapshot, so a posted snapshot cannot pass for a synthetic one.
+ */
+export type SnapshotOrigin = 'agent' | 'mindcluster';
 
 /** Adds what another source knows of the node to an agent's snapshot (controller/mindcluster). */
 export type SnapshotMerge = (snapshot: Snapshot) => Snapshot;
@@ -87,12 +93,12 @@ export class EngineHost {
   }
 
   /** Observes validated snapshots at the receiver's clock, in order. */
-  accept(snapshots: readonly Snapshot[]): AcceptResult[] {
+  accept(snapshots: readonly Snapshot[], origin: SnapshotOrigin = 'agent'): AcceptResult[] {
     const now = this.#clock.now();
     const results: AcceptResult[] = [];
     const transitions: Transition[] = [];
     for (const received of snapshots) {
-      const synthetic = isSynthetic(received);
+      const synthetic = origin !== 'agent';
       // The agent took over: a synthetic snapshot would flip the node back to the other boot.
       if (synthetic && this.#agentNodes.has(received.node)) {
         results.push({ node: received.node, accepted: false });

@@ -5,7 +5,7 @@
  * ```ts
  * const source = createMindClusterSource(
  *   { client: createMindClusterClient(kc, 'kube-system'), clock, log, registry,
- *     accept: (s) => host.accept(s), isAgentNode: (n) => host.isAgentNode(n) },
+ *     accept: (s) => host.accept(s, 'mindcluster'), isAgentNode: (n) => host.isAgentNode(n) },
  *   { periodMs: 1000 },
  * );
  * host.setMerge((snapshot) => mergeView(snapshot, source.view(snapshot.node)));
@@ -28,15 +28,7 @@ export {
   type RefusalReason,
 } from './device-info.js';
 export { deviceInfoCheckCode, goJsonString } from './go-json.js';
-export {
-  BOOT_PREFIX,
-  MINDCLUSTER_COLLECTOR,
-  codesOf,
-  healthOf,
-  isSynthetic,
-  mergeView,
-  snapshotOf,
-} from './snapshot.js';
+export { BOOT_PREFIX, MINDCLUSTER_COLLECTOR, codesOf, healthOf, mergeView, snapshotOf } from './snapshot.js';
 export {
   createMindClusterSource,
   type MindClusterSource,

@@ -21,14 +21,9 @@ import {
   type MindClusterView,
 } from './device-info.js';
 
-/** The collector named in synthetic snapshots; their boot ids start with BOOT_PREFIX. */
+/** The collector named in synthetic snapshots; their boot ids start with BOOT_PREFIX (for people: EngineHost tells them by their origin). */
 export const MINDCLUSTER_COLLECTOR = 'mindcluster';
 export const BOOT_PREFIX = 'mindcluster:';
-
-/** Whether a snapshot is one this source made. */
-export function isSynthetic(snapshot: Pick<Snapshot, 'boot_id'>): boolean {
-  return snapshot.boot_id.startsWith(BOOT_PREFIX);
-}
 
 export type HealthWord = 'OK' | 'Warning' | 'Critical';
 
