@@ -65,6 +65,7 @@ import {
 } from './node-status/index.js';
 import { EXPLAIN_TOKEN_AUDIENCE, createExplainApp, explainUser, withExplain } from './explain/index.js';
 import { createObservationsApp } from './observations/index.js';
+import { createMindClusterClient, createMindClusterSource, mergeView } from './mindcluster/index.js';
 import {
   createKubeDeviceTaintClient,
   createKubePodClient,
@@ -380,6 +381,23 @@ export function createController(deps: ControllerDeps): Controller {
     },
   };
 
+  // MindCluster's device-info ConfigMaps (off by default): snapshots for agentless nodes, and a
+  // merge into agent snapshots; started with the engine group, so only once seeded.
+  const mindcluster = config.mindcluster.enabled
+    ? createMindClusterSource(
+        {
+          client: createMindClusterClient(kubeConfig, config.mindcluster.namespace),
+          clock,
+          log: log.child({ part: 'mindcluster' }),
+          registry,
+          accept: (snapshots) => host.accept(snapshots, 'mindcluster'),
+          isAgentNode: (node) => host.isAgentNode(node),
+        },
+        { periodMs: config.mindcluster.periodMs },
+      )
+    : undefined;
+  if (mindcluster) host.setMerge((snapshot) => mergeView(snapshot, mindcluster.view(snapshot.node)));
+
   const ticker: Runnable = {
     name: 'tick',
     async start(signal) {
@@ -512,6 +530,8 @@ export function createController(deps: ControllerDeps): Controller {
       },
     },
     { name: 'engine', runnables: [seeder, ticker], ready: () => whenSeeded },
+    // After seeding: its snapshots go to a seeded engine, like the observations port's.
+    ...(mindcluster ? [{ name: 'sources', runnables: [mindcluster] }] : []),
     // A replica contends for the Lease only once seeded: one that cannot publish yet must not
     // hold it while a seeded standby waits.
     { name: 'election', runnables: [elector] },

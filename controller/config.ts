@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { CONTROLLER_TOKEN_AUDIENCE, STATUS_NAMESPACE } from '../contracts/index.js';
 import { listenAddressSchema, logLevelSchema, type DeepReadonly } from '../platform/index.js';
+import { mindClusterConfigSchema } from './mindcluster/index.js';
 import { leaderElectionConfigSchema } from './leader-election/index.js';
 import { mirrorsConfigSchema, publisherConfigSchema } from './publisher/index.js';
 import { remediationConfigSchema } from './remediation/index.js';
@@ -117,6 +118,8 @@ export const controllerConfigSchema = z.strictObject({
   }),
   /** Self-healing (off by default); the ConfigMap npu-fault-remediation overrides it while present. */
   remediation: remediationConfigSchema,
+  /** MindCluster's device-info ConfigMaps as observations (off by default; docs/mindcluster.md). */
+  mindcluster: mindClusterConfigSchema,
 });
 
 /** The controller's settings after defaults. */

@@ -3,6 +3,7 @@ import { createEngine, type Transition } from '../core/engine/index.js';
 import { npuSnapshot } from '../core/engine/testing.js';
 import { FakeClock } from '../platform/index.js';
 import { EngineHost, type TransitionCause } from './engine-host.js';
+import { mergeView, snapshotOf, type MindClusterView } from './mindcluster/index.js';
 
 const T0 = Date.parse('2026-11-29T08:00:00.000Z');
 
@@ -66,5 +67,88 @@ describe('EngineHost', () => {
     host.removeNode('n1');
     expect(host.view('n1').observed).toBe(false);
     expect(host.document({ identity: 'x', term: 1 }).node_count).toBe(0);
+  });
+});
+
+describe('EngineHost with MindCluster (synthetic snapshots, the merge, the hand-over to an agent)', () => {
+  const view: MindClusterView = {
+    node: 'n1',
+    resource: 'Ascend910',
+    updateTime: 1,
+    devices: [0, 1, 2, 3].map((index) => ({
+      name: `Ascend910-${index}`,
+      index,
+      lists: index === 2 ? (['unhealthy'] as const).slice() : (['available'] as const).slice(),
+      faults: index === 2 ? [{ type: 'CardUnhealthy', level: 'SeparateNPU', codes: ['80E18402'] }] : [],
+    })),
+  };
+  const healthyView: MindClusterView = {
+    ...view,
+    devices: view.devices.map((d) => ({ ...d, lists: ['available'], faults: [] })),
+  };
+  const agent = (seq: number, t: number) =>
+    npuSnapshot(
+      { node: 'n1', boot: 'agent-1', seq, t },
+      [0, 1, 2, 3].map((npu) => ({ npu, bus: `0000:0${npu}:00.0` })),
+    );
+  const statuses = (host: EngineHost) =>
+    Object.fromEntries((host.entry('n1')?.npus ?? []).map((d) => [`${d.resource_id}@${d.key}`, d.status]));
+
+  it('an agent taking over keeps the failure MindCluster reported, under the agent’s key, and no device goes missing', async () => {
+    const { host, clock, seen } = setup();
+    let current: MindClusterView = view;
+    host.setMerge((snapshot) => mergeView(snapshot, current));
+    for (let seq = 0; seq < 3; seq++) {
+      host.accept([snapshotOf(view, { bootId: 'mindcluster:uid', seq, now: clock.now() })], 'mindcluster');
+      await clock.advance(1000);
+    }
+    expect(statuses(host)).toEqual({ 'Ascend910-2@npu2': 'failed' });
+    expect(host.isAgentNode('n1')).toBe(false);
+    // What the Node says (node-problem-detector's condition) must outlive the hand-over too.
+    host.setNodeConditions('n1', { KernelDeadlock: 'True' });
+    expect(host.entry('n1')?.reasons).toEqual(['kernel-deadlock']);
+
+    // The agent's first sample says every chip is fine; MindCluster still separates Ascend910-2.
+    expect(host.accept([agent(1, 3)])).toEqual([{ node: 'n1', accepted: true }]);
+    expect(host.isAgentNode('n1')).toBe(true);
+    expect(host.entry('n1')?.reasons).toEqual(['kernel-deadlock']);
+    host.setNodeConditions('n1', {});
+    expect(statuses(host)).toEqual({ 'Ascend910-2@0000:02:00.0': 'failed' });
+    // A synthetic snapshot still in flight no longer applies.
+    expect(
+      host.accept([snapshotOf(view, { bootId: 'mindcluster:uid', seq: 9, now: clock.now() })], 'mindcluster'),
+    ).toEqual([{ node: 'n1', accepted: false }]);
+    // No transition ever took a device from failed to anything else.
+    const fromFailed = seen.flatMap((s) => s.transitions).filter((t) => t.from === 'failed');
+    expect(fromFailed).toEqual([]);
+
+    // MindCluster clears it: recover_after_samples (5) clean agent samples bring it back.
+    current = healthyView;
+    for (let seq = 2; seq < 6; seq++) host.accept([agent(seq, seq + 2)]);
+    expect(statuses(host)).toEqual({ 'Ascend910-2@0000:02:00.0': 'failed' });
+    host.accept([agent(6, 8)]);
+    expect(statuses(host)).toEqual({});
+  });
+
+  it('takes the origin from the caller: a posted snapshot with a mindcluster-like boot is an agent’s', () => {
+    const { host } = setup();
+    host.setMerge((snapshot) => mergeView(snapshot, view));
+    const posted = snapshotOf(healthyView, { bootId: 'mindcluster:forged', seq: 1, now: T0 });
+    expect(host.accept([posted])).toEqual([{ node: 'n1', accepted: true }]);
+    expect(host.isAgentNode('n1')).toBe(true);
+    // Merged like any agent's: MindCluster's Ascend910-2 failure applies.
+    expect(statuses(host)).toEqual({ 'Ascend910-2@npu2': 'failed' });
+  });
+
+  it('journals the merged snapshot, so a replay reproduces what the engine saw', () => {
+    const clock = new FakeClock(T0);
+    const journal: string[] = [];
+    const host = new EngineHost(createEngine(), clock, { append: (l) => journal.push(l) });
+    host.setMerge((snapshot) => mergeView(snapshot, view));
+    host.accept([agent(1, 0)]);
+    const npus = (
+      JSON.parse(journal[0] ?? '{}') as { payload: { npus: { health: string; error_codes: string[] }[] } }
+    ).payload.npus;
+    expect(npus[2]).toMatchObject({ health: 'Critical', error_codes: ['80E18402'] });
   });
 });

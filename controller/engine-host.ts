@@ -15,6 +15,7 @@ import type {
   ReloadableEngine,
   Transition,
 } from '../core/engine/index.js';
+import { normalise } from '../core/normalise.js';
 import type { Clock } from '../platform/index.js';
 
 /** What one accepted or dropped snapshot came to. */
@@ -43,12 +44,28 @@ export interface HostNodeView {
   latched: LatchedDevice[];
 }
 
+/**
+ * Where a snapshot comes from: a node's own agent (through the ingest function), or a source
+ * inside the controller that speaks for agentless nodes (controller/mindcluster). By the
+ * caller, never by a field of the snapshot, so a posted snapshot cannot pass for a synthetic one.
+ */
+export type SnapshotOrigin = 'agent' | 'mindcluster';
+
+/** Adds what another source knows of the node to an agent's snapshot (controller/mindcluster). */
+export type SnapshotMerge = (snapshot: Snapshot) => Snapshot;
+
 /** The engine host. */
 export class EngineHost {
   readonly #engine: ReloadableEngine;
   readonly #clock: Clock;
   readonly #listeners: TransitionListener[] = [];
   readonly #observed = new Set<string>();
+  /** Nodes whose own agent's snapshots were accepted: a synthetic (MindCluster) one no longer applies. */
+  readonly #agentNodes = new Set<string>();
+  #merge: SnapshotMerge | undefined;
+  /** What NodeSync last said of each node (Ready, conditions): applied again after a hand-over. */
+  readonly #notReady = new Set<string>();
+  readonly #conditions = new Map<string, Readonly<Record<string, string>>>();
   #journal: ObservationJournal | undefined;
 
   constructor(engine: ReloadableEngine, clock: Clock, journal?: ObservationJournal) {
@@ -62,15 +79,38 @@ export class EngineHost {
     this.#listeners.push(listener);
   }
 
+  /**
+   * Merges another source's view into every agent snapshot before the engine and the journal
+   * see it (so a replay of the journal reproduces the merged stream).
+   */
+  setMerge(merge: SnapshotMerge): void {
+    this.#merge = merge;
+  }
+
+  /** Whether the node's own agent reports it (an accepted non-synthetic snapshot). */
+  isAgentNode(node: string): boolean {
+    return this.#agentNodes.has(node);
+  }
+
   /** Observes validated snapshots at the receiver's clock, in order. */
-  accept(snapshots: readonly Snapshot[]): AcceptResult[] {
+  accept(snapshots: readonly Snapshot[], origin: SnapshotOrigin = 'agent'): AcceptResult[] {
     const now = this.#clock.now();
     const results: AcceptResult[] = [];
     const transitions: Transition[] = [];
-    for (const snapshot of snapshots) {
+    for (const received of snapshots) {
+      const synthetic = origin !== 'agent';
+      // The agent took over: a synthetic snapshot would flip the node back to the other boot.
+      if (synthetic && this.#agentNodes.has(received.node)) {
+        results.push({ node: received.node, accepted: false });
+        continue;
+      }
+      const snapshot = !synthetic && this.#merge ? this.#merge(received) : received;
+      if (!synthetic && this.#observed.has(snapshot.node) && !this.#agentNodes.has(snapshot.node))
+        this.#emit(this.#handOver(snapshot, now), 'seed');
       const result = this.#engine.observe(snapshot, now);
       if (result.accepted) {
         this.#observed.add(snapshot.node);
+        if (!synthetic) this.#agentNodes.add(snapshot.node);
         this.#journal?.append(JSON.stringify(snapshot));
         for (const t of result.transitions) transitions.push(t);
         results.push({ node: snapshot.node, accepted: true });
@@ -86,12 +126,45 @@ export class EngineHost {
     return results;
   }
 
+  /**
+   * A node reported by MindCluster (synthetic snapshots) gets its own agent: MindCluster names
+   * devices by index (`npu4`), the agent by PCI address, so the engine's records would be left
+   * out by the agent's first sample and read as device-missing. Its failed and degraded
+   * devices and latched failures are carried over to the agent's keys (matched by resource id,
+   * `Ascend910-4`) by seeding, as after a restart: nothing held is lost, and nothing is
+   * invented. A device the agent does not list keeps its key and goes device-missing.
+   */
+  #handOver(snapshot: Snapshot, now: number): Transition[] {
+    const node = snapshot.node;
+    const keyOf = new Map(normalise(snapshot).map((d) => [d.resource_id, d.key]));
+    const entry = this.#engine.nodeEntry(node);
+    const latched = this.#engine.latched(node);
+    this.#engine.removeNode(node);
+    const rekey = <T extends { key: string; resource_id: string }>(d: T): T => ({
+      ...d,
+      key: keyOf.get(d.resource_id) ?? d.key,
+    });
+    const seed: NodeSeed = {
+      node,
+      ...(entry ? { entry: { ...entry, npus: entry.npus.map(rekey) } } : {}),
+      latched: latched.map(rekey),
+    };
+    const out = this.#engine.seed([seed], now);
+    // The node's own facts (Ready, conditions) went with removeNode: the same again.
+    const conditions = this.#conditions.get(node);
+    if (conditions) out.push(...this.#engine.setNodeConditions(node, conditions, now));
+    if (this.#notReady.has(node)) out.push(...this.#engine.setNodeReady(node, false, now));
+    return out;
+  }
+
   /** Fires the overlay deadlines due now. */
   tick(): void {
     this.#emit(this.#engine.tick(this.#clock.now()), 'tick');
   }
 
   setNodeReady(node: string, ready: boolean): void {
+    if (ready) this.#notReady.delete(node);
+    else this.#notReady.add(node);
     this.#emit(this.#engine.setNodeReady(node, ready, this.#clock.now()), 'node-ready');
   }
 
@@ -102,6 +175,8 @@ export class EngineHost {
 
   /** The Node's conditions the rules name (type → status): their node reasons (`node_conditions`). */
   setNodeConditions(node: string, conditions: Readonly<Record<string, string>>): void {
+    if (Object.keys(conditions).length === 0) this.#conditions.delete(node);
+    else this.#conditions.set(node, conditions);
     this.#emit(this.#engine.setNodeConditions(node, conditions, this.#clock.now()), 'node-conditions');
   }
 
@@ -112,6 +187,9 @@ export class EngineHost {
   removeNode(node: string): void {
     this.#engine.removeNode(node);
     this.#observed.delete(node);
+    this.#agentNodes.delete(node);
+    this.#notReady.delete(node);
+    this.#conditions.delete(node);
   }
 
   setKnownNodes(nodes: Iterable<string>): void {

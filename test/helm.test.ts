@@ -66,6 +66,7 @@ describe('charts/npu-fault renders k8s/', () => {
   it('passes helm lint --strict, with the defaults and with every option on', async () => {
     const everyOption = [
       ...['controller.tls.enabled', 'controller.tls.certManager.enabled', 'controller.forceDelete.enabled'],
+      'mindcluster.enabled',
       ...['agent.hostPort.enabled', 'monitoring.serviceMonitor.enabled', 'monitoring.podMonitor.enabled'],
       ...['monitoring.prometheusRule.enabled', 'monitoring.dashboard.enabled'],
     ].flatMap((key) => ['--set', `${key}=true`]);
@@ -129,6 +130,32 @@ describe('charts/npu-fault renders k8s/', () => {
       labels: { ...certificate.metadata?.labels, 'app.kubernetes.io/part-of': 'npu-fault' },
     };
     expect(differences(chart, [...kustomize, certificate])).toEqual([]);
+  });
+
+  it('renders MindCluster in (mindcluster.enabled) as the component k8s/controller/mindcluster', async () => {
+    expect((await template()).filter((o) => o.metadata?.name === 'npu-fault-controller-mindcluster')).toEqual(
+      [],
+    );
+    const [chart, kustomize] = await Promise.all([
+      template({ 'mindcluster.enabled': 'true' }),
+      renderManifests(['k8s'], ['k8s/controller/mindcluster']),
+    ]);
+    expect(differences(chart, kustomize)).toEqual([]);
+    expect(
+      chart
+        .filter((o) => o.metadata?.name === 'npu-fault-controller-mindcluster')
+        .map((o) => `${o.kind}/${o.metadata?.namespace}`),
+    ).toEqual(['Role/kube-system', 'RoleBinding/kube-system']);
+    // Another namespace moves the grant there and tells the controller.
+    const elsewhere = await template({ 'mindcluster.enabled': 'true', 'mindcluster.namespace': 'mindx-dl' });
+    const role = elsewhere.find(
+      (o) => o.kind === 'Role' && o.metadata?.name === 'npu-fault-controller-mindcluster',
+    );
+    expect(role?.metadata?.namespace).toBe('mindx-dl');
+    const controller = elsewhere.find(
+      (o) => o.kind === 'Deployment' && o.metadata?.name === 'npu-fault-controller',
+    );
+    expect(JSON.stringify(controller?.spec)).toContain('--mindcluster-namespace=mindx-dl');
   });
 
   it('renders k8s/monitoring with monitoring on, PodMonitors included', async () => {

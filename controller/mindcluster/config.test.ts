@@ -1,0 +1,21 @@
+import { describe, expect, it } from '@jest/globals';
+import { mindClusterConfigSchema } from './config.js';
+
+describe('the mindcluster config section', () => {
+  it('is off by default, reading kube-system once a second', () => {
+    expect(mindClusterConfigSchema.parse({})).toEqual({
+      enabled: false,
+      namespace: 'kube-system',
+      periodMs: 1000,
+    });
+  });
+  it.each([
+    [{ enabeld: true }, 'enabeld'],
+    [{ namespace: 'Kube_System' }, 'namespace'],
+    [{ periodMs: 50 }, 'periodMs'],
+  ])('refuses %j, naming the field', (input, field) => {
+    const result = mindClusterConfigSchema.safeParse(input);
+    expect(result.success).toBe(false);
+    expect(JSON.stringify(result.error?.issues)).toContain(field);
+  });
+});

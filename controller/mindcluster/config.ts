@@ -1,0 +1,21 @@
+/** The controller's `mindcluster` section (off by default; docs/mindcluster.md). */
+import { z } from 'zod';
+
+export const mindClusterConfigSchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .default(false)
+    .describe("read MindCluster's device-info ConfigMaps (mindx-dl-deviceinfo-<node>) as observations"),
+  namespace: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a DNS label (a namespace name)')
+    .default('kube-system')
+    .describe("namespace of MindCluster's device-info ConfigMaps"),
+  periodMs: z
+    .number()
+    .int()
+    .min(100)
+    .max(10_000)
+    .default(1000)
+    .describe('how often an agentless node gets a snapshot from its MindCluster view (ms)'),
+});

@@ -1,0 +1,37 @@
+/**
+ * MindCluster in: the controller's optional observation source from MindCluster's device-info
+ * ConfigMaps (docs/mindcluster.md). The one door into controller/mindcluster/.
+ *
+ * ```ts
+ * const source = createMindClusterSource(
+ *   { client: createMindClusterClient(kc, 'kube-system'), clock, log, registry,
+ *     accept: (s) => host.accept(s, 'mindcluster'), isAgentNode: (n) => host.isAgentNode(n) },
+ *   { periodMs: 1000 },
+ * );
+ * host.setMerge((snapshot) => mergeView(snapshot, source.view(snapshot.node)));
+ * ```
+ */
+export { createMindClusterClient, deviceInfoCollection } from './client.js';
+export { mindClusterConfigSchema } from './config.js';
+export {
+  DEVICE_INFO_KEY,
+  DEVICE_INFO_LABEL_SELECTOR,
+  DEVICE_INFO_PREFIX,
+  MANUALLY_SEPARATE_KEY,
+  MAX_DEVICE_INFO_BYTES,
+  parseDeviceInfo,
+  type MindClusterDevice,
+  type MindClusterFault,
+  type MindClusterList,
+  type MindClusterView,
+  type ParseResult,
+  type RefusalReason,
+} from './device-info.js';
+export { deviceInfoCheckCode, goJsonString } from './go-json.js';
+export { BOOT_PREFIX, MINDCLUSTER_COLLECTOR, codesOf, healthOf, mergeView, snapshotOf } from './snapshot.js';
+export {
+  createMindClusterSource,
+  type MindClusterSource,
+  type MindClusterSourceDeps,
+  type MindClusterSourceOptions,
+} from './source.js';

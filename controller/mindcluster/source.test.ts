@@ -1,0 +1,106 @@
+import { describe, expect, it } from '@jest/globals';
+import type { Snapshot } from '../../contracts/index.js';
+import { FakeClock, Registry, createLogger } from '../../platform/index.js';
+import { FakeListWatchClient } from '../../platform/k8s/watch/testing.js';
+import { createMindClusterSource } from './source.js';
+import { ascend910List, deviceInfoCfg } from './testing.js';
+
+const configMap = (node: string, cfg: string, uid = `uid-${node}`) => ({
+  metadata: {
+    name: `mindx-dl-deviceinfo-${node}`,
+    namespace: 'kube-system',
+    uid,
+    labels: { 'mx-consumer-cim': 'true' },
+  },
+  data: { DeviceInfoCfg: cfg },
+});
+const failing = deviceInfoCfg(
+  ascend910List(4, { 1: { level: 'SeparateNPU', codes: ['80E18402'], list: 'Unhealthy' } }),
+);
+
+function setup(agentNodes: string[] = []) {
+  const clock = new FakeClock(Date.parse('2026-12-03T10:00:00Z'));
+  const client = new FakeListWatchClient();
+  const registry = new Registry();
+  const accepted: Snapshot[] = [];
+  const source = createMindClusterSource(
+    {
+      client,
+      clock,
+      log: createLogger({ level: 'silent' }),
+      registry,
+      accept: (snapshots) => accepted.push(...snapshots),
+      isAgentNode: (node) => agentNodes.includes(node),
+    },
+    { periodMs: 1000, graceMs: 5000 },
+  );
+  const stop = new AbortController();
+  const running = source.start(stop.signal);
+  return {
+    clock,
+    client,
+    registry,
+    accepted,
+    source,
+    async stop() {
+      stop.abort();
+      await running;
+    },
+  };
+}
+const refusedCount = async (registry: Registry, reason: string): Promise<number> => {
+  const metric = await registry
+    .getSingleMetric('npu_fault_controller_mindcluster_configmaps_refused_total')
+    ?.get();
+  return metric?.values.find((v) => v.labels.reason === reason)?.value ?? Number.NaN;
+};
+
+describe('the MindCluster source', () => {
+  it('emits nothing within the start grace, then a snapshot per agentless node each period, at once on a change', async () => {
+    const t = setup(['with-agent']);
+    t.client.apply(configMap('n1', failing));
+    t.client.apply(configMap('with-agent', failing));
+    t.client.apply({ metadata: { name: 'mindx-dl-nodeinfo-n1', uid: 'x' }, data: {} }); // not a device-info ConfigMap
+    await t.client.waitForWatch(1);
+    await t.clock.advance(4999);
+    expect(t.accepted).toEqual([]);
+    await t.clock.advance(1);
+    expect(t.accepted.map((s) => [s.node, s.boot_id, s.seq, s.collector])).toEqual([
+      ['n1', 'mindcluster:uid-n1', 1, 'mindcluster'],
+    ]);
+    await t.clock.advance(1000);
+    expect(t.accepted.map((s) => s.seq)).toEqual([1, 2]);
+    // A write is applied at once, not at the next period.
+    t.client.apply(configMap('n1', deviceInfoCfg(ascend910List(4))));
+    expect(t.accepted).toHaveLength(3);
+    const last = t.accepted.at(-1);
+    expect(last?.payload.family === '910B' && last.payload.npus.map((n) => n.health)).toEqual([
+      'OK',
+      'OK',
+      'OK',
+      'OK',
+    ]);
+    expect(t.source.view('with-agent')?.devices).toHaveLength(4); // lent to the merge
+    await t.stop();
+  });
+
+  it('refuses a bad CheckCode (counted once per write), drops the view and stops emitting; a delete stops too', async () => {
+    const t = setup();
+    t.client.apply(configMap('n1', failing));
+    t.client.apply(configMap('n2', failing));
+    await t.client.waitForWatch(1);
+    await t.clock.advance(5000);
+    expect(t.accepted.map((s) => s.node)).toEqual(['n1', 'n2']);
+    t.client.apply(configMap('n1', deviceInfoCfg(ascend910List(4), { checkCode: '0'.repeat(64) })));
+    expect(await refusedCount(t.registry, 'integrity')).toBe(1);
+    expect(t.source.view('n1')).toBeUndefined();
+    t.client.delete('kube-system/mindx-dl-deviceinfo-n2');
+    await t.clock.advance(3000);
+    expect(t.accepted.map((s) => s.node)).toEqual(['n1', 'n2']);
+    // Valid again: a new write brings it back.
+    t.client.apply(configMap('n1', failing));
+    expect(t.accepted.map((s) => s.node)).toEqual(['n1', 'n2', 'n1']);
+    expect(await refusedCount(t.registry, 'json')).toBe(0);
+    await t.stop();
+  });
+});

@@ -1,0 +1,190 @@
+/**
+ * The MindCluster observation source: a list+watch of the device-info ConfigMaps in one
+ * namespace (label `mx-consumer-cim=true`, name `mindx-dl-deviceinfo-<node>`), each read into
+ * a view (device-info.ts), and a loop that, every `periodMs`, hands the engine a synthetic
+ * snapshot (snapshot.ts) of every node that has a valid view and no npu-fault agent.
+ *
+ * - A node is an agent node once the engine host accepted one of its agent's snapshots; from
+ *   then on this source only lends its view to the merge (EngineHost), never a snapshot.
+ * - A changed view is applied at once (the write's latency is the watch's, not the period's);
+ *   the period keeps an unchanged node alive, as an agent's 1 Hz samples do.
+ * - Nothing is emitted for `graceMs` after the start, so a restarted replica hears the agents
+ *   (1 Hz) before it could mistake an agent node for an agentless one.
+ * - A refused ConfigMap (integrity, JSON, shape, size) is counted
+ *   (`npu_fault_controller_mindcluster_configmaps_refused_total{reason}`), logged once per
+ *   change with the one-line reason, and the node's view is dropped: no more snapshots, so the
+ *   node turns agent-unreachable after the stale threshold while the engine keeps every fault
+ *   it holds. A deleted ConfigMap does the same.
+ * Every replica runs it (hot standby): each applies the same views to its own engine.
+ */
+import { Counter, Gauge } from 'prom-client';
+import type { Snapshot } from '../../contracts/index.js';
+import { metricPrefix, type Clock, type Logger, type Registry, type Runnable } from '../../platform/index.js';
+import { createWatchLoop, type ListWatchClient, type RawObject } from '../../platform/k8s/index.js';
+import {
+  DEVICE_INFO_PREFIX,
+  parseDeviceInfo,
+  type MindClusterView,
+  type ParseResult,
+  type RefusalReason,
+} from './device-info.js';
+import { BOOT_PREFIX, snapshotOf } from './snapshot.js';
+
+export interface MindClusterSourceDeps {
+  /** The device-info ConfigMaps (createMindClusterClient, or a FakeListWatchClient). */
+  client: ListWatchClient;
+  clock: Clock;
+  log: Logger;
+  registry: Registry;
+  /** Hands synthetic snapshots to the engine (EngineHost.accept). */
+  accept(snapshots: Snapshot[]): void;
+  /** Whether the node's own agent reports it (EngineHost.isAgentNode). */
+  isAgentNode(node: string): boolean;
+}
+
+export interface MindClusterSourceOptions {
+  periodMs: number;
+  /** No snapshot before this long after the start (default 5000). */
+  graceMs?: number;
+}
+
+/** The running source. */
+export interface MindClusterSource extends Runnable {
+  /** The node's valid view, if it has one now (for the merge into its agent's snapshots). */
+  view(node: string): MindClusterView | undefined;
+  synced(): boolean;
+  whenSynced(): Promise<void>;
+}
+
+interface Cached {
+  readonly node: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly result: ParseResult;
+}
+
+const REASONS: readonly RefusalReason[] = ['integrity', 'json', 'shape', 'oversize'];
+
+export function createMindClusterSource(
+  deps: MindClusterSourceDeps,
+  options: MindClusterSourceOptions,
+): MindClusterSource {
+  const { clock, log } = deps;
+  const prefix = metricPrefix('controller');
+  const refused = new Counter({
+    name: `${prefix}mindcluster_configmaps_refused_total`,
+    help: 'MindCluster device-info ConfigMaps refused (each change counted once), by reason',
+    labelNames: ['reason'],
+    registers: [deps.registry],
+  });
+  for (const reason of REASONS) refused.inc({ reason }, 0);
+  const views = new Map<string, { view: MindClusterView; bootId: string }>();
+  new Gauge({
+    name: `${prefix}mindcluster_nodes`,
+    help: 'Nodes with a valid MindCluster view, by role: synthetic (no agent: this source reports them) or merged (into their agent)',
+    labelNames: ['role'],
+    registers: [deps.registry],
+    collect() {
+      let merged = 0;
+      for (const node of views.keys()) if (deps.isAgentNode(node)) merged++;
+      this.set({ role: 'synthetic' }, views.size - merged);
+      this.set({ role: 'merged' }, merged);
+    },
+  });
+  const seq = new Map<string, number>();
+  /** Past the start grace: a changed view is applied at once, not at the next period. */
+  let emitting = false;
+
+  const seen = (cached: Cached): void => {
+    const { result } = cached;
+    if ('view' in result) {
+      views.set(cached.node, { view: result.view, bootId: `${BOOT_PREFIX}${cached.uid}` });
+      if (emitting) emit(cached.node);
+      return;
+    }
+    views.delete(cached.node);
+    refused.inc({ reason: result.refused });
+    log.warn(
+      {
+        node: cached.node,
+        reason: result.refused,
+        message: result.message,
+        resourceVersion: cached.resourceVersion,
+      },
+      'MindCluster device-info ConfigMap refused; no MindCluster observations for the node until it is valid',
+    );
+  };
+  const loop = createWatchLoop<Cached>(deps, {
+    resource: 'mindcluster-configmaps',
+    transform: (raw) => cachedOf(raw),
+    // A new resourceVersion is a new write (the plugin's 5-minute refresh too): re-read, and a
+    // refusal logged once per write, not once per re-list.
+    equals: (a, b) => a.resourceVersion === b.resourceVersion && a.uid === b.uid,
+    handlers: {
+      onAdd: (_key, cached) => seen(cached),
+      onUpdate: (_key, cached) => seen(cached),
+      onDelete: (_key, previous) => {
+        views.delete(previous.node);
+        log.info({ node: previous.node }, 'MindCluster device-info ConfigMap deleted');
+      },
+    },
+  });
+
+  /** Hands the engine a snapshot of every agentless node with a view (or of `only`). */
+  const emit = (only?: string): void => {
+    const batch: Snapshot[] = [];
+    const now = clock.now();
+    for (const [node, { view, bootId }] of views) {
+      if (deps.isAgentNode(node) || (only !== undefined && node !== only)) continue;
+      const next = (seq.get(bootId) ?? 0) + 1; // from 1, as an agent counts (contract §1)
+      seq.set(bootId, next);
+      try {
+        batch.push(snapshotOf(view, { bootId, seq: next, now }));
+      } catch (error) {
+        // The read refuses what the snapshot schema would (device-info.ts): a bug, not input.
+        log.error({ node, err: error }, 'MindCluster view not turned into a snapshot');
+      }
+    }
+    for (const bootId of seq.keys())
+      if (![...views.values()].some((v) => v.bootId === bootId)) seq.delete(bootId);
+    if (batch.length > 0) deps.accept(batch);
+  };
+
+  const emitter = async (signal: AbortSignal): Promise<void> => {
+    await clock.sleep(options.graceMs ?? 5000, signal).catch(() => undefined);
+    emitting = true;
+    while (!signal.aborted) {
+      try {
+        emit();
+      } catch (error) {
+        log.error({ err: error }, 'MindCluster snapshots not applied');
+      }
+      await clock.sleep(options.periodMs, signal).catch(() => undefined);
+    }
+  };
+
+  return {
+    name: 'mindcluster',
+    async start(signal) {
+      await Promise.all([loop.start(signal), emitter(signal)]);
+    },
+    view: (node) => views.get(node)?.view,
+    synced: () => loop.synced(),
+    whenSynced: () => loop.whenSynced(),
+  };
+}
+
+/** A device-info ConfigMap as cached (its data read at once, the raw object not kept); others undefined. */
+export function cachedOf(raw: RawObject): Cached | undefined {
+  const metadata = (raw as { metadata?: { name?: string; uid?: string; resourceVersion?: string } }).metadata;
+  const name = metadata?.name ?? '';
+  if (!name.startsWith(DEVICE_INFO_PREFIX) || name.length === DEVICE_INFO_PREFIX.length) return undefined;
+  const node = name.slice(DEVICE_INFO_PREFIX.length);
+  const data = (raw as { data?: Record<string, string> }).data;
+  return {
+    node,
+    uid: metadata?.uid ?? name,
+    resourceVersion: metadata?.resourceVersion ?? '',
+    result: parseDeviceInfo(node, data),
+  };
+}
