@@ -231,7 +231,8 @@ describe('the image built from the Dockerfile’s context', () => {
     expect(installed.length).toBeGreaterThan(20);
     const chosen = installed.filter((path) => {
       const entry = locked[path] ?? {};
-      return entry.os !== undefined || entry.cpu !== undefined || entry.hasInstallScript === true;
+      const script = entry.hasInstallScript === true && !inertInstallScript(join(app, path));
+      return entry.os !== undefined || entry.cpu !== undefined || script;
     });
     expect(chosen).toEqual([]);
     const addons = entriesUnder(join(app, 'node_modules')).filter((entry) => entry.endsWith('.node'));
@@ -352,3 +353,25 @@ describe('the image built from the Dockerfile’s context', () => {
     }
   });
 });
+
+/**
+ * Install scripts read and known to write nothing, pinned to their exact text so a new
+ * version's script counts again: protobufjs's postinstall only warns when a dependent names
+ * another version scheme (it is also refused in package.json's allowScripts).
+ */
+const INERT_INSTALL_SCRIPTS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  protobufjs: { postinstall: 'node scripts/postinstall' },
+};
+
+function inertInstallScript(packageDir: string): boolean {
+  const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')) as {
+    name: string;
+    scripts?: Record<string, string>;
+  };
+  const known = INERT_INSTALL_SCRIPTS[manifest.name];
+  if (known === undefined) return false;
+  const lifecycle = ['preinstall', 'install', 'postinstall'].filter(
+    (hook) => manifest.scripts?.[hook] !== undefined,
+  );
+  return lifecycle.length > 0 && lifecycle.every((hook) => manifest.scripts?.[hook] === known[hook]);
+}
