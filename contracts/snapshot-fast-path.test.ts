@@ -346,7 +346,10 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.constant({ kind: 'delete' as const }),
   fc
     .tuple(
-      fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('readable', 'phy_id', 'canary', 'node_problems', 'device_holders')),
+      fc.oneof(
+        fc.string({ maxLength: 6 }),
+        fc.constantFrom('readable', 'phy_id', 'canary', 'node_problems', 'device_holders'),
+      ),
       probe,
     )
     .map(([key, value]) => ({ kind: 'add' as const, key, value })),

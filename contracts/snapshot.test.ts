@@ -308,8 +308,14 @@ describe('printable text', () => {
 });
 
 describe('device_holders (CONTRACT §1.9)', () => {
-  const base = fixture('snapshot-nvidia.json') as { payload: Record<string, unknown> } & Record<string, unknown>;
-  const withHolders = (holders: unknown): unknown => ({ ...base, payload: { ...base.payload, device_holders: holders } });
+  const base = fixture('snapshot-nvidia.json') as { payload: Record<string, unknown> } & Record<
+    string,
+    unknown
+  >;
+  const withHolders = (holders: unknown): unknown => ({
+    ...base,
+    payload: { ...base.payload, device_holders: holders },
+  });
   const pod = { namespace: 'team-a', name: 'train-0', container: 'main' };
 
   it('is left out when absent and kept empty when known to be empty', () => {
