@@ -72,6 +72,7 @@ import {
   createRemediationMetrics,
   createRemediator,
   drainNode,
+  knownHolders,
   parseRemediationConfig,
   REMEDIATION_CONFIGMAP,
 } from './remediation/index.js';
@@ -307,7 +308,8 @@ export function createController(deps: ControllerDeps): Controller {
           drain: (node, devices, drainConfig, signal) =>
             drainNode(
               { pods, clock, log: log.child({ part: 'drain', node }) },
-              { node, devices, config: drainConfig },
+              // Who holds the failed devices, from the engine's own entry (never budget-trimmed).
+              { node, devices, holders: knownHolders(host.entry(node), devices), config: drainConfig },
               signal,
             ),
           events,

@@ -36,9 +36,12 @@
  * tenant can still annotate another device to dodge the eviction of its own pod (it then
  * keeps running on a failed card, its own loss); a pod reaching a device without asking for
  * one (privileged, a hostPath /dev/davinciN) is not seen. The authoritative source is the
- * kubelet's PodResources API on the node (future work: the agent could report it).
+ * kubelet's PodResources API on the node: when the agent reports it (CONTRACT §1.9), the
+ * holders it names decide instead (`holdersVerdict`) and the annotations are read only for
+ * failed devices whose holders are not known.
  */
-import { DRA_CLAIM_RESOURCE, type PodSummary } from './pod-client.js';
+import type { PublishedNode } from '../../contracts/index.js';
+import { DRA_CLAIM_RESOURCE, podKey, type PodSummary } from './pod-client.js';
 
 /**
  * Extended resources through which a device plugin hands out accelerators (prefixes of the
@@ -116,4 +119,44 @@ export function deviceVerdict(
   const held = allocatedDevices(pod, annotationKeys).filter((device) => kinds.has(kindOf(device)));
   if (held.length === 0) return 'unknown';
   return held.some((device) => wanted.has(device)) ? 'holder' : 'other-devices';
+}
+
+/**
+ * The pods holding each of `resourceIds` as the node's entry says (the agent's report of the
+ * kubelet's PodResources, CONTRACT §1.9): resource id → `namespace/name`, for the devices whose
+ * holders are known (the entry lists the device with `pods`). Empty when none is known.
+ */
+export function knownHolders(
+  entry: PublishedNode | null | undefined,
+  resourceIds: readonly string[],
+): ReadonlyMap<string, readonly string[]> {
+  const wanted = new Set(resourceIds);
+  const out = new Map<string, readonly string[]>();
+  for (const device of entry?.npus ?? [])
+    if (wanted.has(device.resource_id) && device.pods !== undefined) out.set(device.resource_id, device.pods);
+  return out;
+}
+
+/**
+ * What a per-device drain does with `pod` when the devices `resourceIds` failed and `holders`
+ * says who holds some of them (pure). The spec still decides whether (a pod asking for no
+ * accelerator is never evicted, whatever an agent says); the holders say which: a pod they
+ * name for a failed device is a holder, one they do not name is not, and only failed devices
+ * they say nothing about are looked up in the annotations (`deviceVerdict`).
+ */
+export function holdersVerdict(
+  pod: PodSummary,
+  resourceIds: readonly string[],
+  holders: ReadonlyMap<string, readonly string[]>,
+  annotationKeys: readonly string[],
+): DeviceVerdict {
+  if (!requestsAccelerator(pod)) return 'no-accelerator';
+  const key = podKey(pod);
+  const unknown: string[] = [];
+  for (const id of resourceIds) {
+    const pods = holders.get(id);
+    if (pods === undefined) unknown.push(id);
+    else if (pods.includes(key)) return 'holder';
+  }
+  return unknown.length === 0 ? 'other-devices' : deviceVerdict(pod, unknown, annotationKeys);
 }
