@@ -40,7 +40,7 @@
  * holders it names decide instead (`holdersVerdict`) and the annotations are read only for
  * failed devices whose holders are not known.
  */
-import type { PublishedNode } from '../../contracts/index.js';
+import { physicalDeviceId, type PublishedNode } from '../../contracts/index.js';
 import { DRA_CLAIM_RESOURCE, podKey, type PodSummary } from './pod-client.js';
 
 /**
@@ -73,17 +73,8 @@ export function requestsAccelerator(pod: PodSummary): boolean {
  */
 export type DeviceVerdict = 'holder' | 'unknown' | 'other-devices' | 'no-accelerator';
 
-/** The physical device a device name stands for (`Ascend910-2c-100-3` → `Ascend910-3`). */
-export function physicalDevice(name: string): string {
-  const parts = name.trim().split('-');
-  const type = parts[0] ?? '';
-  // The last segment may carry a `_<n>` suffix (`Ascend310P-1c-400-3_0`).
-  const last = (parts.at(-1) ?? '').split('_')[0] ?? '';
-  if (parts.length === 4 && /^\d+c/.test(parts[1] ?? '')) return `${type}-${last}`;
-  if (parts.length === 3 && /^\d+$/.test(parts[1] ?? '') && /^\d+$/.test(last)) return `${type}-${parts[1]}`;
-  if (parts.length === 2) return `${type}-${last}`;
-  return name.trim();
-}
+/** The physical device a device name stands for (`Ascend910-2c-100-3` → `Ascend910-3`); shared with the agent. */
+export const physicalDevice = physicalDeviceId;
 
 /** The device kind of a name: what comes before the first `-` (`Ascend910`, `Ascend310P`). */
 function kindOf(name: string): string {
