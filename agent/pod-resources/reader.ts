@@ -7,12 +7,11 @@
  * and a drain falls back to the pods' annotations. Counted on /metrics by result; logged once
  * per failing spell.
  */
-import { Counter, Gauge } from 'prom-client';
 import type { DeviceHolderReading } from '../../contracts/index.js';
 import type { Clock, Logger, Registry, Runnable } from '../../platform/index.js';
-import { metricsIn } from '../node-checks/metrics.js';
 import { PodResourcesError, type ListFailure, type PodResourcesClient } from './client.js';
 import { UNMAPPED_KINDS, holdersFrom } from './holders.js';
+import { readerMetrics } from './metrics.js';
 
 /** A read's outcome (the reads metric's `result`). */
 export type ReadResult = 'ok' | ListFailure | 'invalid';
@@ -94,49 +93,5 @@ export function createPodResourcesReader(
         client.close();
       }
     },
-  };
-}
-
-function readerMetrics(registry: Registry) {
-  const { registers, once } = metricsIn(registry);
-  return {
-    reads: once(
-      'pod_resources_reads_total',
-      (name) =>
-        new Counter({
-          name,
-          help: 'Reads of the kubelet PodResources API by result (ok, unavailable, timeout, too-large, malformed, invalid, error)',
-          labelNames: ['result'],
-          registers,
-        }),
-    ),
-    known: once(
-      'pod_resources_known',
-      (name) =>
-        new Gauge({
-          name,
-          help: '1 when the last PodResources read succeeded (snapshots carry device_holders), else 0',
-          registers,
-        }),
-    ),
-    unmapped: once(
-      'pod_resources_unmapped_allocations',
-      (name) =>
-        new Gauge({
-          name,
-          help: 'Accelerator allocations of the last read that name no device of ours (logical-id, mig, dra, unknown-id)',
-          labelNames: ['why'],
-          registers,
-        }),
-    ),
-    truncated: once(
-      'pod_resources_truncated_holders',
-      (name) =>
-        new Gauge({
-          name,
-          help: 'Holders of the last read left out to keep within 32 pods per device and 512 devices',
-          registers,
-        }),
-    ),
   };
 }
