@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { FakeClock, createLogger, createRegistry, loadConfig } from '../platform/index.js';
-import { createNodeAgent } from './agent.js';
+import { createNodeAgent, payloadDecorator } from './agent.js';
 import { agentConfigSchema } from './config.js';
 import { containerWith, startFakePodResources } from './pod-resources/testing.js';
 
@@ -92,5 +92,24 @@ describe('the agent’s PodResources reader', () => {
     } finally {
       await fake.close();
     }
+  });
+});
+
+describe('the payload’s device holders', () => {
+  const payload = { family: 'nvidia', gpus: [] } as never;
+  const reader = (holders: unknown) => ({ holders: () => holders }) as never;
+
+  it('carries the last good read, [] included, and leaves the field out when not known', () => {
+    const held = [{ resource_id: 'GPU-1', pods: [{ namespace: 'ns', name: 'p', container: 'c' }] }];
+    expect(payloadDecorator(undefined, undefined, reader(held))(payload)).toEqual({
+      family: 'nvidia',
+      gpus: [],
+      device_holders: held,
+    });
+    expect(payloadDecorator(undefined, undefined, reader([]))(payload)).toMatchObject({ device_holders: [] });
+    expect(payloadDecorator(undefined, undefined, reader(undefined))(payload)).toEqual({
+      family: 'nvidia',
+      gpus: [],
+    });
   });
 });

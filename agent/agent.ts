@@ -446,7 +446,7 @@ function realNodeChecks(
  * raises inference-canary-failed), the node problems that hold (CONTRACT §1.8) and the pods
  * holding each device as of the last good read of the kubelet (§1.9; left out when not known).
  */
-function payloadDecorator(
+export function payloadDecorator(
   canary: Canary | undefined,
   nodeChecks: NodeCheckRunner | undefined,
   podResources: PodResourcesReader | undefined,
