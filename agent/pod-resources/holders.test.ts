@@ -69,10 +69,9 @@ describe('holdersFrom', () => {
         { resource_id: 'Ascend910-2', pods: [{ namespace: 'team-b', name: 'infer-0', container: 'main' }] },
       ],
       unmapped: { 'logical-id': 1, mig: 0, dra: 1, 'unknown-id': 0 },
-      truncated: 0,
     });
     // What it gives is what the contract takes.
-    if ('error' in reading) throw new Error(reading.error);
+    if ('refused' in reading) throw new Error(reading.error);
     expect(() =>
       snapshotSchema.parse({
         schema: 'hdc.health/v1',
@@ -89,15 +88,32 @@ describe('holdersFrom', () => {
     expect(holdersFrom({ pod_resources: [] })).toMatchObject({ holders: [] });
   });
 
-  it('keeps within 32 pods per device, counting the rest', () => {
-    const pods = Array.from({ length: 40 }, (_, i) =>
-      pod('ns', `p-${String(i).padStart(2, '0')}`, [
-        container('main', [{ resource_name: 'nvidia.com/gpu', device_ids: ['GPU-1'] }]),
+  const onGpu = (count: number, gpus = 1, name = (i: number) => `p-${i}`) =>
+    Array.from({ length: count }, (_, i) =>
+      pod('ns', name(i), [
+        container('main', [
+          { resource_name: 'nvidia.com/gpu', device_ids: Array.from({ length: gpus }, (_, g) => `GPU-${g}`) },
+        ]),
       ]),
     );
-    const reading = holdersFrom({ pod_resources: pods });
-    expect('error' in reading ? reading.error : reading.holders[0]?.pods).toHaveLength(32);
-    expect(reading).toMatchObject({ truncated: 8 });
+
+  it('takes 32 containers on a device, and refuses 33 whole rather than cut the list', () => {
+    expect(holdersFrom({ pod_resources: onGpu(32) })).toMatchObject({
+      holders: [{ pods: expect.any(Array) }],
+    });
+    expect(holdersFrom({ pod_resources: onGpu(33) })).toEqual({
+      refused: 'over-bounds',
+      error: 'GPU-0 held by 33 containers, more than 32',
+    });
+  });
+
+  it('refuses holders that would take more than 64 KiB of the snapshot', () => {
+    // 16 GPUs shared by 30 pods with long names: within the counts, not within the bytes.
+    const reading = holdersFrom({ pod_resources: onGpu(30, 16, (i) => `${'x'.repeat(200)}-${i}`) });
+    expect(reading).toMatchObject({
+      refused: 'over-bounds',
+      error: expect.stringMatching(/more than 65536$/),
+    });
   });
 
   it.each([
@@ -108,6 +124,7 @@ describe('holdersFrom', () => {
     [null, 'ListPodResourcesResponse:'],
   ])('refuses a bad answer as a whole, naming the field', (response, message) => {
     const reading = holdersFrom(response);
-    expect('error' in reading && reading.error).toContain(message);
+    expect('refused' in reading && reading.refused).toBe('invalid');
+    expect('refused' in reading && reading.error).toContain(message);
   });
 });

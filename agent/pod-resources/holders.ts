@@ -13,7 +13,10 @@
  * - Other resources (CPUs, NICs, anything else) are not accelerators and are ignored.
  *
  * The answer is read as a tool's output: a pod or container name that is not a Kubernetes name
- * refuses the whole answer, naming the field (the caller counts it and sends no holders).
+ * refuses the whole answer, naming the field (the caller counts it and sends no holders). An
+ * answer beyond the contract's bounds (more than 32 containers on one device, more than 512
+ * devices) or MAX_HOLDERS_BYTES is refused whole too, never cut: a cut list would say the
+ * containers left out hold nothing, and a drain would leave them on the failed device.
  */
 import { z } from 'zod';
 import {
@@ -23,6 +26,9 @@ import {
   type DeviceHolderPod,
   type DeviceHolderReading,
 } from '../../contracts/index.js';
+
+/** The most JSON bytes the holders may add to a snapshot (the ingest function takes 1 MiB in all). */
+export const MAX_HOLDERS_BYTES = 64 * 1024;
 
 /** Why an accelerator allocation names no resource id of ours. */
 export const UNMAPPED_KINDS = ['logical-id', 'mig', 'dra', 'unknown-id'] as const;
@@ -34,8 +40,13 @@ export interface HoldersReading {
   holders: DeviceHolderReading[];
   /** Accelerator allocations that name no device of ours, by why. */
   unmapped: Record<UnmappedKind, number>;
-  /** Holders left out to keep within the contract's bounds (32 per device, 512 devices). */
-  truncated: number;
+}
+
+/** Why an answer gives no holders: `invalid` (not a Kubernetes name, not the proto's shape) or `over-bounds`. */
+export interface RefusedReading {
+  refused: 'invalid' | 'over-bounds';
+  /** One line, naming the field or the bound. */
+  error: string;
 }
 
 // The decoded answer (proto-loader with keepCase and defaults: absent lists are []).
@@ -72,14 +83,14 @@ export function resourceIdOf(
 }
 
 /** The holders in `response` (a decoded ListPodResourcesResponse), or why it is refused (one line). */
-export function holdersFrom(response: unknown): HoldersReading | { error: string } {
+export function holdersFrom(response: unknown): HoldersReading | RefusedReading {
   const parsed = listResponseSchema.safeParse(response);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = (issue?.path ?? [])
       .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
       .join('');
-    return { error: `ListPodResourcesResponse${path}: ${issue?.message ?? 'invalid'}` };
+    return { refused: 'invalid', error: `ListPodResourcesResponse${path}: ${issue?.message ?? 'invalid'}` };
   }
   const unmapped: Record<UnmappedKind, number> = { 'logical-id': 0, mig: 0, dra: 0, 'unknown-id': 0 };
   const byDevice = new Map<string, Map<string, DeviceHolderPod>>();
@@ -100,15 +111,26 @@ export function holdersFrom(response: unknown): HoldersReading | { error: string
         for (const deviceId of device_ids) place(holder, resourceIdOf(resource_name, deviceId));
       for (const claim of container.dynamic_resources) unmapped.dra += claim.claim_resources.length;
     }
-  let truncated = 0;
   const ids = [...byDevice.keys()].sort();
-  if (ids.length > SNAPSHOT_LIMITS.devices) truncated += ids.length - SNAPSHOT_LIMITS.devices;
-  const holders = ids.slice(0, SNAPSHOT_LIMITS.devices).map((resource_id) => {
+  if (ids.length > SNAPSHOT_LIMITS.devices)
+    return {
+      refused: 'over-bounds',
+      error: `${ids.length} held devices, more than ${SNAPSHOT_LIMITS.devices}`,
+    };
+  const holders: DeviceHolderReading[] = [];
+  for (const resource_id of ids) {
     const pods = [...(byDevice.get(resource_id)?.entries() ?? [])].sort(([a], [b]) =>
       a < b ? -1 : a > b ? 1 : 0,
     );
-    truncated += Math.max(0, pods.length - SNAPSHOT_LIMITS.holdersPerDevice);
-    return { resource_id, pods: pods.slice(0, SNAPSHOT_LIMITS.holdersPerDevice).map(([, pod]) => pod) };
-  });
-  return { holders, unmapped, truncated };
+    if (pods.length > SNAPSHOT_LIMITS.holdersPerDevice)
+      return {
+        refused: 'over-bounds',
+        error: `${resource_id} held by ${pods.length} containers, more than ${SNAPSHOT_LIMITS.holdersPerDevice}`,
+      };
+    holders.push({ resource_id, pods: pods.map(([, pod]) => pod) });
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(holders));
+  if (bytes > MAX_HOLDERS_BYTES)
+    return { refused: 'over-bounds', error: `holders of ${bytes} bytes, more than ${MAX_HOLDERS_BYTES}` };
+  return { holders, unmapped };
 }

@@ -13,7 +13,7 @@ export function readerMetrics(registry: Registry) {
       (name) =>
         new Counter({
           name,
-          help: 'Reads of the kubelet PodResources API by result (ok, unavailable, timeout, too-large, malformed, invalid, error)',
+          help: 'Reads of the kubelet PodResources API by result (ok, unavailable, timeout, too-large, malformed, invalid, over-bounds, error)',
           labelNames: ['result'],
           registers,
         }),
@@ -34,15 +34,6 @@ export function readerMetrics(registry: Registry) {
           name,
           help: 'Accelerator allocations of the last read that name no device of ours (logical-id, mig, dra, unknown-id)',
           labelNames: ['why'],
-          registers,
-        }),
-    ),
-    truncated: once(
-      'pod_resources_truncated_holders',
-      (name) =>
-        new Gauge({
-          name,
-          help: 'Holders of the last read left out to keep within 32 pods per device and 512 devices',
           registers,
         }),
     ),
