@@ -97,7 +97,7 @@ describe('the agent’s PodResources reader', () => {
 
 describe('the payload’s device holders', () => {
   const payload = { family: 'nvidia', gpus: [] } as never;
-  const reader = (holders: unknown) => ({ holders: () => holders }) as never;
+  const reader = (holders: unknown) => (() => holders) as never;
 
   it('carries the last good read, [] included, and leaves the field out when not known', () => {
     const held = [{ resource_id: 'GPU-1', pods: [{ namespace: 'ns', name: 'p', container: 'c' }] }];

@@ -7,7 +7,7 @@
  */
 import { access, constants } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
-import type { Payload, Snapshot } from '../contracts/index.js';
+import type { DeviceHolderReading, Payload, Snapshot } from '../contracts/index.js';
 import type { SimKind } from '../core/sim/index.js';
 import { devicesIn } from '../core/normalise.js';
 import { FAMILIES } from '../families/index.js';
@@ -48,7 +48,7 @@ import {
 } from './probe/index.js';
 import { createSender, type Sender } from './push/index.js';
 import { createSampler, type Sampler } from './sampler/index.js';
-import { FaultBoard, SIM_FAULTS_PATH, loadSimNode, simNodeCheck } from './sim/index.js';
+import { FaultBoard, SIM_FAULTS_PATH, loadSimNode, simDeviceHolders, simNodeCheck } from './sim/index.js';
 import { createNodeCheckRunner, type NodeCheck, type NodeCheckRunner } from './node-checks/index.js';
 import { createEdacCheck } from './node-checks/edac/index.js';
 import { createFilesystemsCheck } from './node-checks/filesystems/index.js';
@@ -208,6 +208,13 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
         })
       : undefined;
 
+  // A simulated node's holders are what its fault API injects (`holder` faults).
+  const holders: HoldersOf | undefined = board
+    ? (payload) => simDeviceHolders(board, payload, clock.now())
+    : podResources
+      ? () => podResources.holders()
+      : undefined;
+
   let canary: Canary | undefined;
   if (config.canary.url !== undefined) {
     canary = createCanary(
@@ -251,9 +258,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
       probe,
       enqueue: (snapshot) => sender.enqueue(snapshot),
       ...(config.inventory.enabled && !simulated ? { complete: completeWith(inventory) } : {}),
-      ...(canary || nodeChecks || podResources
-        ? { decorate: payloadDecorator(canary, nodeChecks, podResources) }
-        : {}),
+      ...(canary || nodeChecks || holders ? { decorate: payloadDecorator(canary, nodeChecks, holders) } : {}),
       ...(board ? { muted: () => board.active('silence', clock.now()) } : {}),
       onSnapshot: (snapshot) => {
         lastSnapshot = snapshot;
@@ -441,6 +446,9 @@ function realNodeChecks(
   return { checks, kernel: kernelCheck };
 }
 
+/** The pods holding each device of a payload, or undefined when not known. */
+type HoldersOf = (payload: Payload) => DeviceHolderReading[] | undefined;
+
 /**
  * Adds what the agent knows beside the tool to every payload: the canary's verdict (the engine
  * raises inference-canary-failed), the node problems that hold (CONTRACT §1.8) and the pods
@@ -449,12 +457,12 @@ function realNodeChecks(
 export function payloadDecorator(
   canary: Canary | undefined,
   nodeChecks: NodeCheckRunner | undefined,
-  podResources: PodResourcesReader | undefined,
+  holdersOf: HoldersOf | undefined,
 ): (payload: Payload) => Payload {
   return (payload) => {
     const verdict = canary?.verdict();
     const problems = nodeChecks?.problems() ?? [];
-    const holders = podResources?.holders();
+    const holders = holdersOf?.(payload);
     if ((verdict === undefined || verdict.at === null) && problems.length === 0 && holders === undefined)
       return payload;
     return {
