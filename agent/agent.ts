@@ -7,7 +7,7 @@
  */
 import { access, constants } from 'node:fs/promises';
 import { delimiter, isAbsolute, join } from 'node:path';
-import type { Payload, Snapshot } from '../contracts/index.js';
+import type { DeviceHolderReading, Payload, Snapshot } from '../contracts/index.js';
 import type { SimKind } from '../core/sim/index.js';
 import { devicesIn } from '../core/normalise.js';
 import { FAMILIES } from '../families/index.js';
@@ -24,6 +24,11 @@ import {
   type Runnable,
 } from '../platform/index.js';
 import { createCanary, type Canary } from './canary/index.js';
+import {
+  createPodResourcesClient,
+  createPodResourcesReader,
+  type PodResourcesReader,
+} from './pod-resources/index.js';
 import {
   createHdcCollector,
   createNpuSmiCollector,
@@ -43,7 +48,7 @@ import {
 } from './probe/index.js';
 import { createSender, type Sender } from './push/index.js';
 import { createSampler, type Sampler } from './sampler/index.js';
-import { FaultBoard, SIM_FAULTS_PATH, loadSimNode, simNodeCheck } from './sim/index.js';
+import { FaultBoard, SIM_FAULTS_PATH, loadSimNode, simDeviceHolders, simNodeCheck } from './sim/index.js';
 import { createNodeCheckRunner, type NodeCheck, type NodeCheckRunner } from './node-checks/index.js';
 import { createEdacCheck } from './node-checks/edac/index.js';
 import { createFilesystemsCheck } from './node-checks/filesystems/index.js';
@@ -89,6 +94,8 @@ export interface NodeAgent {
   faults?: FaultBoard;
   /** The node checks that run (`sim` alone on a simulated node: it probes nothing real). */
   nodeChecks: readonly string[];
+  /** The kubelet PodResources reader, when it runs (never on a simulated node). */
+  podResources?: PodResourcesReader;
 }
 
 /** Builds every part (reads the PCI inventory first); run `runnables` with runAll. */
@@ -189,6 +196,25 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
     },
   );
 
+  // Which pods hold which device (docs/pod-resources.md): the kubelet's word, read every few
+  // seconds; a simulated node reads no real socket.
+  const podResources =
+    config.podResources.enabled && !simulated
+      ? createPodResourcesReader(config.podResources, {
+          client: createPodResourcesClient(config.podResources),
+          clock,
+          log: log.child({ part: 'pod-resources' }),
+          registry,
+        })
+      : undefined;
+
+  // A simulated node's holders are what its fault API injects (`holder` faults).
+  const holders: HoldersOf | undefined = board
+    ? (payload) => simDeviceHolders(board, payload, clock.now())
+    : podResources
+      ? () => podResources.holders()
+      : undefined;
+
   let canary: Canary | undefined;
   if (config.canary.url !== undefined) {
     canary = createCanary(
@@ -232,7 +258,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
       probe,
       enqueue: (snapshot) => sender.enqueue(snapshot),
       ...(config.inventory.enabled && !simulated ? { complete: completeWith(inventory) } : {}),
-      ...(canary || nodeChecks ? { decorate: payloadDecorator(canary, nodeChecks) } : {}),
+      ...(canary || nodeChecks || holders ? { decorate: payloadDecorator(canary, nodeChecks, holders) } : {}),
       ...(board ? { muted: () => board.active('silence', clock.now()) } : {}),
       onSnapshot: (snapshot) => {
         lastSnapshot = snapshot;
@@ -367,6 +393,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
     ...eventSources,
     ...(canary ? [canary] : []),
     ...(nodeChecks ? [nodeChecks] : []),
+    ...(podResources ? [podResources] : []),
     ...(config.heapTrimSeconds > 0
       ? [
           createHeapTrimmer(config.heapTrimSeconds * 1000, {
@@ -388,6 +415,7 @@ export async function createNodeAgent(deps: AgentDeps): Promise<NodeAgent> {
     collector: collector.name,
     ...(board ? { faults: board } : {}),
     nodeChecks: checks.map((c) => c.name),
+    ...(podResources ? { podResources } : {}),
   };
 }
 
@@ -418,24 +446,32 @@ function realNodeChecks(
   return { checks, kernel: kernelCheck };
 }
 
+/** The pods holding each device of a payload, or undefined when not known. */
+type HoldersOf = (payload: Payload) => DeviceHolderReading[] | undefined;
+
 /**
  * Adds what the agent knows beside the tool to every payload: the canary's verdict (the engine
- * raises inference-canary-failed) and the node problems that hold (CONTRACT §1.8).
+ * raises inference-canary-failed), the node problems that hold (CONTRACT §1.8) and the pods
+ * holding each device as of the last good read of the kubelet (§1.9; left out when not known).
  */
-function payloadDecorator(
+export function payloadDecorator(
   canary: Canary | undefined,
   nodeChecks: NodeCheckRunner | undefined,
+  holdersOf: HoldersOf | undefined,
 ): (payload: Payload) => Payload {
   return (payload) => {
     const verdict = canary?.verdict();
     const problems = nodeChecks?.problems() ?? [];
-    if ((verdict === undefined || verdict.at === null) && problems.length === 0) return payload;
+    const holders = holdersOf?.(payload);
+    if ((verdict === undefined || verdict.at === null) && problems.length === 0 && holders === undefined)
+      return payload;
     return {
       ...payload,
       ...(verdict === undefined || verdict.at === null
         ? {}
         : { canary: { ok: verdict.ok, consecutive_failures: verdict.consecutiveFailures, at: verdict.at } }),
       ...(problems.length === 0 ? {} : { node_problems: [...problems] }),
+      ...(holders === undefined ? {} : { device_holders: holders }),
     } as Payload;
   };
 }

@@ -18,6 +18,7 @@ import { kernelCheckConfigSchema } from './node-checks/kernel/index.js';
 import { linksCheckConfigSchema } from './node-checks/links/index.js';
 import { networkCheckConfigSchema } from './node-checks/network/index.js';
 import { nvlinkCheckConfigSchema } from './node-checks/nvlink/index.js';
+import { podResourcesConfigSchema } from './pod-resources/index.js';
 
 /** The collectors `--collector` chooses from. */
 export const COLLECTOR_KINDS = ['auto', 'hdc', 'npu-smi', 'nvidia-smi', 'sim'] as const;
@@ -175,6 +176,8 @@ export const agentConfigSchema = z
       backoffMaxMs: z.number().int().positive().default(10000).describe('longest retry delay'),
     }),
     canary: canaryConfigSchema,
+    // Which pods hold which device (docs/pod-resources.md); a simulated node never reads it.
+    podResources: podResourcesConfigSchema,
     // The node checks (docs/node-checks.md), one section each; a simulated node runs none of them.
     nodeChecks: z.strictObject({
       network: networkCheckConfigSchema,

@@ -64,6 +64,19 @@ describe('npu-fault explain: rendering', () => {
     expect(text).toContain('→ unknown (agent-unreachable) in 3 s');
   });
 
+  it('says who holds each device when the agent reported it, and nothing when it did not', () => {
+    const answer = response();
+    const [gpu0, gpu1] = answer.explanation.devices;
+    answer.explanation.devices = [
+      { ...gpu0!, pods: [] },
+      { ...gpu1!, pods: ['team-a/train-0', 'team-b/infer-1'] },
+    ];
+    const text = renderExplanation(answer);
+    expect(text).toContain('  held by: no pod (the kubelet, through the agent)');
+    expect(text).toContain('  held by: team-a/train-0, team-b/infer-1 (the kubelet, through the agent)');
+    expect(renderExplanation(response())).not.toContain('held by');
+  });
+
   it('prints the answer as JSON with -o json', async () => {
     const io = memoryIO();
     const answer = response();

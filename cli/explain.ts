@@ -414,6 +414,10 @@ function renderDevice(node: ExplainNode, d: ExplainDevice): string[] {
     lines.push('  timers:');
     for (const t of d.timers) lines.push(`    ${timerLine(t)}`);
   }
+  if (d.pods !== null)
+    lines.push(
+      `  held by: ${d.pods.length === 0 ? 'no pod' : d.pods.join(', ')} (the kubelet, through the agent)`,
+    );
   if (d.status === 'degraded' || d.status === 'failed')
     lines.push(`  recovery: ${d.clean_samples} of ${d.recover_after_samples} clean samples in a row`);
   if (d.latched.length > 0) {

@@ -108,6 +108,11 @@ export const explainDeviceSchema = z.object({
   latched: z.array(z.string()),
   /** The command that clears the latches; null when nothing is latched. */
   clear: z.string().nullable(),
+  /**
+   * The pods holding it (`namespace/name`), as the agent last reported (CONTRACT §1.9), whatever
+   * its status; null: not known (an older replica's answer, or an agent that cannot tell).
+   */
+  pods: z.array(z.string()).nullable().default(null),
 });
 
 /** One node's explanation. */

@@ -23,5 +23,6 @@ export * from './reasons.js';
 export * from './remediation-breaker.js';
 export * from './remediation-record.js';
 export * from './rules.js';
+export * from './device-ids.js';
 export * from './snapshot.js';
 export * from './snapshot-fast-path.js';

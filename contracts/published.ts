@@ -55,6 +55,12 @@ export const publishedDeviceSchema = z.object({
   power_w: z.number().nullable(),
   ecc_errors: z.number().nullable(),
   pcie_link_status: z.enum(['up', 'down']).nullable(),
+  /**
+   * The pods holding the device (`namespace/name`, sorted), as the node's kubelet told the
+   * agent (CONTRACT §1.9); present only on a device not published healthy and only when the
+   * agent knows (added in 3.0's second revision). `[]`: known, held by nobody.
+   */
+  pods: z.array(z.string()).optional(),
 });
 
 /** The agent's state as the controller sees it. */

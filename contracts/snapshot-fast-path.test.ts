@@ -195,10 +195,33 @@ const nodeProblems = fc.array(
   { maxLength: 3 },
 );
 
+const kubernetesLabel = fc.oneof(
+  fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,8}[a-z0-9])?$/),
+  fc.constant('l'.repeat(SNAPSHOT_LIMITS.dnsLabel)),
+);
+const deviceHolders = fc.array(
+  fc.record({
+    resource_id: fc.oneof(fc.constantFrom('Ascend910-3', 'GPU-0'), text(1, SNAPSHOT_LIMITS.id)),
+    pods: fc.array(
+      fc.record({
+        namespace: kubernetesLabel,
+        name: fc.oneof(
+          fc.stringMatching(/^[a-z0-9]([-a-z0-9.]{0,12}[a-z0-9])?$/),
+          fc.constant('p'.repeat(SNAPSHOT_LIMITS.node)),
+        ),
+        container: kubernetesLabel,
+      }),
+      { maxLength: 3 },
+    ),
+  }),
+  { maxLength: 3 },
+);
+
 const optionalPayload = {
   driver_version: text(0, SNAPSHOT_LIMITS.label),
   canary,
   node_problems: nodeProblems,
+  device_holders: deviceHolders,
 };
 const payload = fc.oneof(
   withOptional({ family: fc.constant('910B'), npus: fc.array(npu910, { maxLength: 8 }) }, optionalPayload),
@@ -323,7 +346,10 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.constant({ kind: 'delete' as const }),
   fc
     .tuple(
-      fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('readable', 'phy_id', 'canary', 'node_problems')),
+      fc.oneof(
+        fc.string({ maxLength: 6 }),
+        fc.constantFrom('readable', 'phy_id', 'canary', 'node_problems', 'device_holders'),
+      ),
       probe,
     )
     .map(([key, value]) => ({ kind: 'add' as const, key, value })),
@@ -362,6 +388,9 @@ function fullSnapshots(): Json[] {
   const envelope = { schema: 'hdc.health/v1', node: 'node-1', boot_id: 'b', seq: 1, collected_at: at };
   const canary = { ok: false, consecutive_failures: 2, at };
   const node_problems = [{ reason: 'nic-link-down', message: 'eth2: carrier down' }];
+  const device_holders = [
+    { resource_id: 'Ascend910-0', pods: [{ namespace: 'team-a', name: 'train-0', container: 'main' }] },
+  ];
   const common = { error_codes: ['80E01801'], present: true, readable: true };
   return [
     {
@@ -389,6 +418,7 @@ function fullSnapshots(): Json[] {
         ],
         canary,
         node_problems,
+        device_holders,
       },
     },
     {
@@ -420,6 +450,7 @@ function fullSnapshots(): Json[] {
         ],
         canary,
         node_problems,
+        device_holders,
       },
     },
     {
@@ -448,6 +479,7 @@ function fullSnapshots(): Json[] {
         ],
         canary,
         node_problems,
+        device_holders,
       },
     },
   ];

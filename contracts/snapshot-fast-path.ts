@@ -24,6 +24,8 @@
  */
 import { FAMILIES } from '../families/index.js';
 import {
+  DNS_LABEL_PATTERN,
+  DNS_SUBDOMAIN_PATTERN,
   NODE_NAME_PATTERN,
   NODE_PROBLEM_NAME_PATTERN,
   SNAPSHOT_LIMITS,
@@ -116,7 +118,30 @@ function payload(value: unknown): Out {
   if (v.canary !== undefined) out.canary = canary(v.canary);
   if (v.node_problems !== undefined)
     out.node_problems = items(v.node_problems, SNAPSHOT_LIMITS.nodeProblems, nodeProblem);
+  if (v.device_holders !== undefined)
+    out.device_holders = items(v.device_holders, SNAPSHOT_LIMITS.devices, deviceHolder);
   return out;
+}
+
+function deviceHolder(value: unknown): Out {
+  const v = object(value);
+  const resourceId = string(v.resource_id, 1, SNAPSHOT_LIMITS.id);
+  return { resource_id: resourceId, pods: items(v.pods, SNAPSHOT_LIMITS.holdersPerDevice, holderPod) };
+}
+
+function holderPod(value: unknown): Out {
+  const v = object(value);
+  return {
+    namespace: kubernetesName(v.namespace, SNAPSHOT_LIMITS.dnsLabel, DNS_LABEL_PATTERN),
+    name: kubernetesName(v.name, SNAPSHOT_LIMITS.node, DNS_SUBDOMAIN_PATTERN),
+    container: kubernetesName(v.container, SNAPSHOT_LIMITS.dnsLabel, DNS_LABEL_PATTERN),
+  };
+}
+
+function kubernetesName(value: unknown, max: number, pattern: RegExp): string {
+  const name = string(value, 1, max);
+  if (!pattern.test(name)) throw NOT_PLAIN;
+  return name;
 }
 
 function nodeProblem(value: unknown): Out {

@@ -306,3 +306,42 @@ describe('printable text', () => {
       expect(isPrintableText(text)).toBe(PRINTABLE_TEXT_PATTERN.test(text));
   });
 });
+
+describe('device_holders (CONTRACT §1.9)', () => {
+  const base = fixture('snapshot-nvidia.json') as { payload: Record<string, unknown> } & Record<
+    string,
+    unknown
+  >;
+  const withHolders = (holders: unknown): unknown => ({
+    ...base,
+    payload: { ...base.payload, device_holders: holders },
+  });
+  const pod = { namespace: 'team-a', name: 'train-0', container: 'main' };
+
+  it('is left out when absent and kept empty when known to be empty', () => {
+    expect(snapshotSchema.parse(base).payload.device_holders).toBeUndefined();
+    expect(snapshotSchema.parse(withHolders([])).payload.device_holders).toEqual([]);
+    const parsed = snapshotSchema.parse(withHolders([{ resource_id: 'GPU-1', pods: [pod] }]));
+    expect(parsed.payload.device_holders).toEqual([{ resource_id: 'GPU-1', pods: [pod] }]);
+    expect(fastParseSnapshot(withHolders([{ resource_id: 'GPU-1', pods: [pod] }]))).toEqual(parsed);
+  });
+
+  it.each([
+    ['namespace', { ...pod, namespace: 'Team_A' }],
+    ['namespace', { ...pod, namespace: 'a'.repeat(64) }],
+    ['name', { ...pod, name: 'x/../y' }],
+    ['name', { ...pod, name: 'p'.repeat(254) }],
+    ['container', { ...pod, container: '' }],
+  ])('refuses a bad %s, naming the field', (field, bad) => {
+    const result = snapshotSchema.safeParse(withHolders([{ resource_id: 'GPU-1', pods: [bad] }]));
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.path).toEqual(['payload', 'device_holders', 0, 'pods', 0, field]);
+    expect(fastParseSnapshot(withHolders([{ resource_id: 'GPU-1', pods: [bad] }]))).toBeUndefined();
+  });
+
+  it('refuses more than 32 pods on one device', () => {
+    const pods = Array.from({ length: 33 }, (_, i) => ({ ...pod, name: `p-${i}` }));
+    const result = snapshotSchema.safeParse(withHolders([{ resource_id: 'GPU-1', pods }]));
+    expect(result.error?.issues[0]?.path).toEqual(['payload', 'device_holders', 0, 'pods']);
+  });
+});

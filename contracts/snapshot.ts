@@ -35,6 +35,13 @@ import {
 } from './fields/index.js';
 
 export {
+  DNS_LABEL_PATTERN,
+  DNS_SUBDOMAIN_PATTERN,
+  deviceHolderPodSchema,
+  deviceHolderSchema,
+  deviceHoldersSchema,
+  type DeviceHolderPod,
+  type DeviceHolderReading,
   FAULT_CODE_PATTERN,
   NODE_NAME_PATTERN,
   NODE_PROBLEM_NAME_PATTERN,

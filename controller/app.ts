@@ -74,6 +74,7 @@ import {
   createRemediationMetrics,
   createRemediator,
   drainNode,
+  knownHolders,
   parseRemediationConfig,
   REMEDIATION_CONFIGMAP,
 } from './remediation/index.js';
@@ -314,7 +315,8 @@ export function createController(deps: ControllerDeps): Controller {
           drain: (node, devices, drainConfig, signal) =>
             drainNode(
               { pods, clock, log: log.child({ part: 'drain', node }) },
-              { node, devices, config: drainConfig },
+              // Who holds the failed devices, from the engine's own entry (never budget-trimmed).
+              { node, devices, holders: knownHolders(host.entry(node), devices), config: drainConfig },
               signal,
             ),
           events,

@@ -1,7 +1,8 @@
 /**
  * Agent flags for agents started on a developer's or CI machine with a real collector (the
  * benchmarks, tests): no node check, so the agent probes no network but loopback (not this
- * machine's gateway) and takes none of this machine's links, memory, kernel log or disks as input.
+ * machine's gateway) and takes none of this machine's links, memory, kernel log, disks or
+ * kubelet (PodResources) as input.
  */
 export const WITHOUT_NODE_CHECKS: readonly string[] = [
   '--no-node-checks-network-enabled',
@@ -10,4 +11,5 @@ export const WITHOUT_NODE_CHECKS: readonly string[] = [
   '--no-node-checks-edac-enabled',
   '--no-node-checks-kernel-enabled',
   '--no-node-checks-filesystems-enabled',
+  '--no-pod-resources-enabled',
 ];

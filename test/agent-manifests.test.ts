@@ -120,6 +120,24 @@ describe('k8s/agent manifests', () => {
     });
   });
 
+  it('mounts the kubelet’s PodResources directory read-only, nothing else of /var/lib/kubelet', () => {
+    const volumes = daemonSet.spec?.template.spec?.volumes ?? [];
+    expect(volumes.find((v) => v.name === 'pod-resources')?.hostPath).toEqual({
+      path: '/var/lib/kubelet/pod-resources',
+      type: 'Directory',
+    });
+    expect(volumes.filter((v) => v.hostPath?.path.startsWith('/var/lib/kubelet')).map((v) => v.name)).toEqual(
+      ['pod-resources'],
+    );
+    const mounts = daemonSet.spec?.template.spec?.containers[0]?.volumeMounts ?? [];
+    // The agent's default socket (agent/pod-resources/config.ts) is inside it.
+    expect(mounts.find((m) => m.name === 'pod-resources')).toEqual({
+      name: 'pod-resources',
+      mountPath: '/var/lib/kubelet/pod-resources',
+      readOnly: true,
+    });
+  });
+
   it('runs in a namespace of its own, the one that admits a privileged agent', () => {
     const namespace = daemonSet.metadata?.namespace;
     expect(namespace).toBe('npu-fault-agent');

@@ -217,6 +217,33 @@ describe('the node agent pushing through a real function into real controllers',
     }
   });
 
+  it('the pods the (simulated) kubelet names on a failed device reach its entry, and leave with the fault', async () => {
+    // npu3 is failed (the test above). A holder on it and one on a healthy device.
+    const held = await inject({ kind: 'holder', device: 'npu3', pod: 'team-a/train-0' });
+    expect(held.status).toBe(201);
+    const other = await inject({ kind: 'holder', device: 'npu1', pod: 'team-b/infer-0' });
+    expect(other.status).toBe(201);
+    const doc = await documentWhere(
+      (d) => d.nodes[node]?.npus.find((x) => x.id === 'npu3')?.pods !== undefined,
+      'npu3 with its pods',
+    );
+    expect(doc.nodes[node]?.npus.find((x) => x.id === 'npu3')?.pods).toEqual(['team-a/train-0']);
+    // Healthy devices are not listed, so who holds them is not published.
+    expect(doc.nodes[node]?.npus.some((x) => x.id === 'npu1')).toBe(false);
+    for (const { id } of [(await held.json()) as { id: number }, (await other.json()) as { id: number }]) {
+      const ended = await fetch(`${agentUrl}/v1/sim/faults/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${faultToken}` },
+      });
+      expect(ended.status).toBeLessThan(300);
+    }
+    // No holder fault in effect: the simulated agent no longer knows, and says nothing.
+    await documentWhere(
+      (d) => d.nodes[node]?.npus.find((x) => x.id === 'npu3')?.pods === undefined,
+      'npu3 without pods',
+    );
+  });
+
   it('a node problem the agent finds reaches the ConfigMap as a node reason, and its end clears it', async () => {
     const response = await inject({ kind: 'node-problem', reason: 'nic-link-down' });
     expect(response.status).toBe(201);

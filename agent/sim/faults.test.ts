@@ -1,6 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
+import { npuSnapshot } from '../../core/engine/testing.js';
 import { buildNode } from '../../core/sim/index.js';
-import { FaultBoard, SimFaultError, simNodeCheck } from './faults.js';
+import {
+  FaultBoard,
+  SimFaultError,
+  simDeviceHolders,
+  simFaultRequestSchema,
+  simNodeCheck,
+} from './faults.js';
 
 const START = Date.parse('2026-12-01T00:00:00Z');
 const npuNode = buildNode('atlas-1', '910B', 1);
@@ -72,5 +79,30 @@ describe('FaultBoard', () => {
     expect(() => board.add({ kind: 'xid', device: 'npu0' }, START)).toThrow(/^kind: xid needs a GPU node/);
     expect(new FaultBoard(gpuNode, START).add({ kind: 'xid', device: 'gpu2' }, START).kind).toBe('xid');
     expect(board.list()).toEqual([]);
+  });
+
+  it('reports holder faults as the kubelet would, by resource id, while in effect', () => {
+    const board = new FaultBoard(npuNode, START);
+    const payload = { family: '910B', npus: [] } as { family: string };
+    expect(simDeviceHolders(board, payload, START)).toBeUndefined();
+    board.add({ kind: 'holder', device: 'npu3', pod: 'team-a/train-0', seconds: 10 }, START);
+    board.add({ kind: 'holder', device: 'npu3', pod: 'team-a/infer-0' }, START);
+    expect([...(board.holders(START) ?? [])]).toEqual([['npu3', ['team-a/infer-0', 'team-a/train-0']]]);
+    expect([...(board.holders(START + 10_000) ?? [])]).toEqual([['npu3', ['team-a/infer-0']]]);
+    const snapshot = npuSnapshot({ seq: 1, t: 0 }, [{ npu: 2 }, { npu: 3 }]);
+    expect(simDeviceHolders(board, snapshot.payload, START + 10_000)).toEqual([
+      { resource_id: 'Ascend910-3', pods: [{ namespace: 'team-a', name: 'infer-0', container: 'main' }] },
+    ]);
+    expect(() => board.add({ kind: 'holder', device: 'npu3' }, START)).toThrow('pod: required for holder');
+    expect(() => board.add({ kind: 'hot', device: 'npu3', pod: 'a/b' }, START)).toThrow(
+      'pod: only holder takes a pod',
+    );
+    expect(() => board.add({ kind: 'holder', pod: 'a/b' }, START)).toThrow('device: required for holder');
+    expect(simFaultRequestSchema.safeParse({ kind: 'holder', device: 'npu3', pod: 'A/b' }).success).toBe(
+      false,
+    );
+    expect(simFaultRequestSchema.safeParse({ kind: 'holder', device: 'npu3', pod: 'a/b/c' }).success).toBe(
+      false,
+    );
   });
 });

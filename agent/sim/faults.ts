@@ -3,10 +3,17 @@
  * the terms a person uses (`hot`, `offline`, `tool-hang`…), turned into the simulator's
  * timeline faults (core/sim) for the readings, and into agent behaviour for the rest (the
  * tool hangs or prints garbage, the agent falls silent, the kernel logs an XID, a node check
- * finds a node problem).
+ * finds a node problem, the kubelet says a pod holds a device).
  */
 import { z } from 'zod';
-import { NODE_PROBLEM_REASONS } from '../../contracts/index.js';
+import {
+  DNS_LABEL_PATTERN,
+  DNS_SUBDOMAIN_PATTERN,
+  NODE_PROBLEM_REASONS,
+  type AnyFamilyPayload,
+  type DeviceHolderReading,
+} from '../../contracts/index.js';
+import { normalise } from '../../core/normalise.js';
 import type { Fault, SimNode } from '../../core/sim/index.js';
 import { FAMILIES } from '../../families/index.js';
 import type { NodeCheck, NodeProblem } from '../node-checks/index.js';
@@ -27,6 +34,7 @@ export const SIM_FAULT_KINDS = [
   'garbage',
   'silence',
   'node-problem',
+  'holder',
 ] as const;
 /** One of SIM_FAULT_KINDS. */
 export type SimFaultKind = (typeof SIM_FAULT_KINDS)[number];
@@ -40,6 +48,7 @@ const DEVICE_KINDS: ReadonlySet<SimFaultKind> = new Set([
   'offline',
   'vanish',
   'xid',
+  'holder',
 ]);
 
 /** A fault request (POST /v1/sim/faults). */
@@ -57,6 +66,21 @@ export const simFaultRequestSchema = z.strictObject({
   count: z.number().int().positive().max(1_000_000).optional(),
   /** `node-problem`: which (`nic-link-down`, …); the agent reports it as its checks would. */
   reason: z.enum(NODE_PROBLEM_REASONS).optional(),
+  /** `holder`: the pod (`namespace/name`) the simulated kubelet says holds the device. */
+  pod: z
+    .string()
+    .max(317)
+    .refine((pod) => {
+      const [namespace = '', name = '', ...rest] = pod.split('/');
+      return (
+        rest.length === 0 &&
+        namespace.length <= 63 &&
+        name.length <= 253 &&
+        DNS_LABEL_PATTERN.test(namespace) &&
+        DNS_SUBDOMAIN_PATTERN.test(name)
+      );
+    }, 'must be namespace/name of a Kubernetes pod')
+    .optional(),
 });
 /** A fault request as validated. */
 export type SimFaultRequest = z.infer<typeof simFaultRequestSchema>;
@@ -113,6 +137,11 @@ export class FaultBoard {
         'reason',
         request.kind === 'node-problem' ? 'required for node-problem' : `only node-problem takes a reason`,
       );
+    if ((request.kind === 'holder') !== (request.pod !== undefined))
+      throw new SimFaultError(
+        'pod',
+        request.kind === 'holder' ? 'required for holder' : 'only holder takes a pod',
+      );
     const fault: SimFault = {
       ...request,
       id: this.#nextId++,
@@ -156,6 +185,21 @@ export class FaultBoard {
       if (f.kind === 'node-problem' && f.reason !== undefined && inEffect(f, now))
         out.push({ reason: f.reason, message: `injected by the simulator (fault ${f.id})` });
     return out;
+  }
+
+  /**
+   * The pods the simulated kubelet says hold each device (display id → `namespace/name`, sorted)
+   * while `holder` faults are in effect at `now`; undefined when none is (the holders unknown).
+   */
+  holders(now: number): ReadonlyMap<string, readonly string[]> | undefined {
+    const out = new Map<string, Set<string>>();
+    for (const f of this.#faults.values())
+      if (f.kind === 'holder' && f.device !== undefined && f.pod !== undefined && inEffect(f, now)) {
+        let pods = out.get(f.device);
+        if (pods === undefined) out.set(f.device, (pods = new Set()));
+        pods.add(f.pod);
+      }
+    return out.size === 0 ? undefined : new Map([...out].map(([device, pods]) => [device, [...pods].sort()]));
   }
 
   /** The simulator's timeline faults for the readings (seconds after `start`). */
@@ -203,7 +247,7 @@ export class FaultBoard {
           out.push({ kind: 'vanish', device, ...window, mode: 'omitted' });
           break;
         default:
-          // xid, tool-hang, garbage, silence, node-problem act on the agent, not on the readings.
+          // xid, tool-hang, garbage, silence, node-problem, holder act on the agent, not on the readings.
           break;
       }
     }
@@ -218,4 +262,31 @@ function inEffect(fault: SimFault, now: number): boolean {
 /** The simulated node's node check: the `node-problem` faults in effect, as a real check would report them. */
 export function simNodeCheck(board: FaultBoard): NodeCheck {
   return { name: 'sim', intervalMs: 500, run: async (now) => board.nodeProblems(now) };
+}
+
+/**
+ * The `device_holders` of `payload` (CONTRACT §1.9) from the board's `holder` faults in effect
+ * at `now`: each display id mapped to its device's resource id through normalisation, as the
+ * engine names it; undefined when no holder fault is in effect (the holders unknown).
+ */
+export function simDeviceHolders(
+  board: FaultBoard,
+  payload: AnyFamilyPayload,
+  now: number,
+): DeviceHolderReading[] | undefined {
+  const held = board.holders(now);
+  if (held === undefined) return undefined;
+  const out: DeviceHolderReading[] = [];
+  for (const device of normalise({ payload })) {
+    const pods = held.get(device.id);
+    if (pods === undefined) continue;
+    out.push({
+      resource_id: device.resource_id,
+      pods: pods.map((pod) => {
+        const [namespace = '', name = ''] = pod.split('/');
+        return { namespace, name, container: 'main' };
+      }),
+    });
+  }
+  return out;
 }

@@ -40,6 +40,7 @@ export {
   SIM_FAULTS_PATH,
   SimFaultError,
   simFaultRequestSchema,
+  simDeviceHolders,
   simNodeCheck,
   type SimFault,
   type SimFaultKind,

@@ -42,12 +42,26 @@ describe('renderStatus', () => {
   it('wide adds reasons, signals, temperature, power, ECC, link, model and key', () => {
     const text = renderStatus(FLEET, { ...plain, output: 'wide' });
     expect(text).toMatch(
-      /^NODE\s+DEVICE\s+STATUS\s+SINCE\s+REASON\s+REASONS\s+SIGNALS\s+TEMP\s+POWER\s+ECC\s+LINK\s+MODEL\s+KEY$/m,
+      /^NODE\s+DEVICE\s+STATUS\s+SINCE\s+REASON\s+REASONS\s+SIGNALS\s+TEMP\s+POWER\s+ECC\s+LINK\s+MODEL\s+KEY\s+PODS$/m,
     );
     expect(text).toMatch(
-      /^node-2\s+npu3\s+failed\s+10 s ago\s+pcie-link-down\s+pcie-link-down\s+-\s+88\.5°C\s+300\.5W\s+2\s+down\s+910B2\s+0000:npu3$/m,
+      /^node-2\s+npu3\s+failed\s+10 s ago\s+pcie-link-down\s+pcie-link-down\s+-\s+88\.5°C\s+300\.5W\s+2\s+down\s+910B2\s+0000:npu3\s+-$/m,
     );
     expect(text).toMatch(/^node-4\s+npu6\s+healthy\s+.*\s+-\s+ecc-error\s+ecc-error\s+88\.5°C/m);
+  });
+
+  it('wide lists the pods holding a device: none, a few, or a few and a count', () => {
+    const doc = documentOf([
+      node('a', [
+        device('npu1', 'failed', { pods: [] }),
+        device('npu2', 'failed', { pods: ['ns/a', 'ns/b'] }),
+        device('npu3', 'failed', { pods: ['ns/a', 'ns/b', 'ns/c', 'ns/d', 'ns/e'] }),
+      ]),
+    ]);
+    const text = renderStatus(doc, { ...plain, output: 'wide' });
+    expect(text).toMatch(/^a\s+npu1\s+failed\s+.*\s+none$/m);
+    expect(text).toMatch(/^a\s+npu2\s+failed\s+.*\s+ns\/a,ns\/b$/m);
+    expect(text).toMatch(/^a\s+npu3\s+failed\s+.*\s+ns\/a,ns\/b,ns\/c \+2 more$/m);
   });
 
   it('wide shows null metrics as -', () => {

@@ -67,7 +67,7 @@ function nodeRows(nodes: readonly PublishedNode[], now: number): Cell[][] {
 
 function deviceRows(nodes: readonly PublishedNode[], now: number, wide: boolean): Cell[][] {
   const header = ['NODE', 'DEVICE', 'STATUS', 'SINCE', 'REASON'];
-  if (wide) header.push('REASONS', 'SIGNALS', 'TEMP', 'POWER', 'ECC', 'LINK', 'MODEL', 'KEY');
+  if (wide) header.push('REASONS', 'SIGNALS', 'TEMP', 'POWER', 'ECC', 'LINK', 'MODEL', 'KEY', 'PODS');
   const rows: Cell[][] = [header.map((h) => cell(h))];
   for (const node of nodes) {
     for (const device of sortDevices(node.npus)) {
@@ -88,11 +88,20 @@ function deviceRows(nodes: readonly PublishedNode[], now: number, wide: boolean)
           cell(orDash(device.pcie_link_status), device.pcie_link_status === 'down' ? 'failed' : undefined),
           cell(device.model || '-'),
           cell(device.key),
+          cell(podsCell(device.pods)),
         );
       rows.push(row);
     }
   }
   return rows;
+}
+
+/** The pods holding a device: `-` when not known, `none` when known to be none, a few then a count. */
+function podsCell(pods: readonly string[] | undefined, max = 3): string {
+  if (pods === undefined) return '-';
+  if (pods.length === 0) return 'none';
+  const shown = pods.slice(0, max).join(',');
+  return pods.length > max ? `${shown} +${pods.length - max} more` : shown;
 }
 
 /**

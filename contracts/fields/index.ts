@@ -43,4 +43,13 @@ export {
   type NodeProblemReading,
   type NodeProblemReason,
 } from './node-problems.js';
+export {
+  DNS_LABEL_PATTERN,
+  DNS_SUBDOMAIN_PATTERN,
+  deviceHolderPodSchema,
+  deviceHolderSchema,
+  deviceHoldersSchema,
+  type DeviceHolderPod,
+  type DeviceHolderReading,
+} from './device-holders.js';
 export * as plain from './plain.js';

@@ -27,4 +27,8 @@ export const SNAPSHOT_LIMITS = {
   nodeProblems: 32,
   /** Longest node problem message. */
   problemMessage: 256,
+  /** Most pods (containers) holding one device (device_holders). */
+  holdersPerDevice: 32,
+  /** Longest namespace or container name (a DNS label). */
+  dnsLabel: 63,
 } as const;

@@ -1,11 +1,12 @@
 /**
  * What every family's payload is built from (families/<id>/schema.ts): the fields its devices
  * share (health word, fault codes, bus id, `readable`), and the payload's own frame around the
- * family's device lists: `family`, `driver_version`, then the lists, then the node's `canary`
- * and `node_problems`.
+ * family's device lists: `family`, `driver_version`, then the lists, then the node's `canary`,
+ * `node_problems` and `device_holders`.
  */
 import { z } from 'zod';
 import { SNAPSHOT_LIMITS } from './limits.js';
+import { deviceHoldersSchema, type DeviceHolderReading } from './device-holders.js';
 import { nodeProblemsSchema, type NodeProblemReading } from './node-problems.js';
 import { FAULT_CODE_PATTERN, text } from './text.js';
 
@@ -60,6 +61,7 @@ export type FamilyPayloadShape<Id extends string, Lists extends z.ZodRawShape> =
 } & Lists & {
     canary: z.ZodOptional<typeof canarySchema>;
     node_problems: z.ZodOptional<typeof nodeProblemsSchema>;
+    device_holders: z.ZodOptional<typeof deviceHoldersSchema>;
   };
 
 /** The schema of one family's payload: what `snapshotSchema`'s `payload` is, for that family. */
@@ -71,7 +73,7 @@ export type FamilyPayloadSchema<
 /**
  * A family's payload schema: `family` (the discriminator), `driver_version`, the family's
  * device lists `lists` (each bounded by SNAPSHOT_LIMITS.devices), the node's `canary` and its
- * `node_problems` (CONTRACT §1.8), in that key order (the order a validated payload prints in).
+ * `node_problems` (CONTRACT §1.8), then `device_holders` (§1.9), in that key order (the order a validated payload prints in).
  */
 export function familyPayloadSchema<Id extends string, Lists extends z.ZodRawShape>(
   family: Id,
@@ -83,6 +85,7 @@ export function familyPayloadSchema<Id extends string, Lists extends z.ZodRawSha
     ...lists,
     canary: canarySchema.optional(),
     node_problems: nodeProblemsSchema.optional(),
+    device_holders: deviceHoldersSchema.optional(),
   }) as FamilyPayloadSchema<Id, Lists>;
 }
 
@@ -92,4 +95,5 @@ export interface AnyFamilyPayload {
   driver_version?: string | undefined;
   canary?: CanaryReading | undefined;
   node_problems?: NodeProblemReading[] | undefined;
+  device_holders?: DeviceHolderReading[] | undefined;
 }

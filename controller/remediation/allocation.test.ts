@@ -1,7 +1,14 @@
 import { summarisePod } from './pod-client.js';
 import { describe, expect, it } from '@jest/globals';
 import { drainConfigSchema } from './config.js';
-import { allocatedDevices, deviceVerdict, physicalDevice, requestsAccelerator } from './allocation.js';
+import type { PublishedDevice, PublishedNode } from '../../contracts/index.js';
+import {
+  allocatedDevices,
+  deviceVerdict,
+  knownHolders,
+  physicalDevice,
+  requestsAccelerator,
+} from './allocation.js';
 import { fakePod } from './fake-pod-client.js';
 
 const KEYS = ['huawei.com/AscendReal', ...drainConfigSchema.parse({}).allocationAnnotations];
@@ -108,5 +115,24 @@ describe('deviceVerdict', () => {
     const uuid = 'GPU-8f6e1c2a-1111-2222-3333-444455556666';
     expect(verdict(pod({}, ['nvidia.com/gpu']), [uuid])).toBe('unknown');
     expect(verdict(pod({}, []), [uuid])).toBe('no-accelerator');
+  });
+});
+
+describe('knownHolders', () => {
+  const listed = (resource_id: string, pods?: string[]) =>
+    ({ resource_id, ...(pods === undefined ? {} : { pods }) }) as unknown as PublishedDevice;
+  const entry = (npus: PublishedDevice[]) => ({ npus }) as unknown as PublishedNode;
+
+  it('takes the failed devices whose holders the entry lists, and no other device', () => {
+    const holders = knownHolders(
+      entry([listed('Ascend910-1', ['a/x']), listed('Ascend910-2'), listed('Ascend910-3', ['b/y'])]),
+      ['Ascend910-1', 'Ascend910-2'],
+    );
+    expect([...holders]).toEqual([['Ascend910-1', ['a/x']]]);
+  });
+
+  it('is empty without an entry', () => {
+    expect(knownHolders(undefined, ['Ascend910-1']).size).toBe(0);
+    expect(knownHolders(null, ['Ascend910-1']).size).toBe(0);
   });
 });

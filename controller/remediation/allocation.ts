@@ -36,9 +36,12 @@
  * tenant can still annotate another device to dodge the eviction of its own pod (it then
  * keeps running on a failed card, its own loss); a pod reaching a device without asking for
  * one (privileged, a hostPath /dev/davinciN) is not seen. The authoritative source is the
- * kubelet's PodResources API on the node (future work: the agent could report it).
+ * kubelet's PodResources API on the node: when the agent reports it (CONTRACT §1.9), the
+ * holders it names decide instead (`holdersVerdict`) and the annotations are read only for
+ * failed devices whose holders are not known.
  */
-import { DRA_CLAIM_RESOURCE, type PodSummary } from './pod-client.js';
+import { physicalDeviceId, type PublishedNode } from '../../contracts/index.js';
+import { DRA_CLAIM_RESOURCE, podKey, type PodSummary } from './pod-client.js';
 
 /**
  * Extended resources through which a device plugin hands out accelerators (prefixes of the
@@ -70,17 +73,8 @@ export function requestsAccelerator(pod: PodSummary): boolean {
  */
 export type DeviceVerdict = 'holder' | 'unknown' | 'other-devices' | 'no-accelerator';
 
-/** The physical device a device name stands for (`Ascend910-2c-100-3` → `Ascend910-3`). */
-export function physicalDevice(name: string): string {
-  const parts = name.trim().split('-');
-  const type = parts[0] ?? '';
-  // The last segment may carry a `_<n>` suffix (`Ascend310P-1c-400-3_0`).
-  const last = (parts.at(-1) ?? '').split('_')[0] ?? '';
-  if (parts.length === 4 && /^\d+c/.test(parts[1] ?? '')) return `${type}-${last}`;
-  if (parts.length === 3 && /^\d+$/.test(parts[1] ?? '') && /^\d+$/.test(last)) return `${type}-${parts[1]}`;
-  if (parts.length === 2) return `${type}-${last}`;
-  return name.trim();
-}
+/** The physical device a device name stands for (`Ascend910-2c-100-3` → `Ascend910-3`); shared with the agent. */
+export const physicalDevice = physicalDeviceId;
 
 /** The device kind of a name: what comes before the first `-` (`Ascend910`, `Ascend310P`). */
 function kindOf(name: string): string {
@@ -116,4 +110,44 @@ export function deviceVerdict(
   const held = allocatedDevices(pod, annotationKeys).filter((device) => kinds.has(kindOf(device)));
   if (held.length === 0) return 'unknown';
   return held.some((device) => wanted.has(device)) ? 'holder' : 'other-devices';
+}
+
+/**
+ * The pods holding each of `resourceIds` as the node's entry says (the agent's report of the
+ * kubelet's PodResources, CONTRACT §1.9): resource id → `namespace/name`, for the devices whose
+ * holders are known (the entry lists the device with `pods`). Empty when none is known.
+ */
+export function knownHolders(
+  entry: PublishedNode | null | undefined,
+  resourceIds: readonly string[],
+): ReadonlyMap<string, readonly string[]> {
+  const wanted = new Set(resourceIds);
+  const out = new Map<string, readonly string[]>();
+  for (const device of entry?.npus ?? [])
+    if (wanted.has(device.resource_id) && device.pods !== undefined) out.set(device.resource_id, device.pods);
+  return out;
+}
+
+/**
+ * What a per-device drain does with `pod` when the devices `resourceIds` failed and `holders`
+ * says who holds some of them (pure). The spec still decides whether (a pod asking for no
+ * accelerator is never evicted, whatever an agent says); the holders say which: a pod they
+ * name for a failed device is a holder, one they do not name is not, and only failed devices
+ * they say nothing about are looked up in the annotations (`deviceVerdict`).
+ */
+export function holdersVerdict(
+  pod: PodSummary,
+  resourceIds: readonly string[],
+  holders: ReadonlyMap<string, readonly string[]>,
+  annotationKeys: readonly string[],
+): DeviceVerdict {
+  if (!requestsAccelerator(pod)) return 'no-accelerator';
+  const key = podKey(pod);
+  const unknown: string[] = [];
+  for (const id of resourceIds) {
+    const pods = holders.get(id);
+    if (pods === undefined) unknown.push(id);
+    else if (pods.includes(key)) return 'holder';
+  }
+  return unknown.length === 0 ? 'other-devices' : deviceVerdict(pod, unknown, annotationKeys);
 }

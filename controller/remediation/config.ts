@@ -104,7 +104,7 @@ export const drainConfigSchema = z
       .boolean()
       .default(false)
       .describe(
-        'evict only pods asking for an accelerator whose allocation annotation names a failed device or none (pods asking for no accelerator stay)',
+        'evict only pods asking for an accelerator that the kubelet (PodResources, through the agent) names as holding a failed device; where the agent cannot tell, those whose allocation annotation names a failed device or none (pods asking for no accelerator stay)',
       ),
     allocationAnnotations: z
       .array(z.string().min(1).max(253))

@@ -3,7 +3,8 @@
  * --delete-emptydir-data` does, for self-healing:
  *
  * - lists the node's pods once and selects them (pods-to-evict.ts; per device when asked: the
- *   pods asking for accelerators whose allocation names a failed device or cannot be read);
+ *   pods asking for accelerators that the kubelet's PodResources names as holding a failed
+ *   device, or, where that is not known, whose allocation names one or cannot be read);
  * - evicts every selected pod at once; a refusal (429: a PodDisruptionBudget) or an API
  *   failure is retried with exponential backoff and full jitter, until the pod goes, the
  *   drain ends, or `forceDeleteAfterSeconds` (when set) has passed since the first attempt:
@@ -47,6 +48,12 @@ export interface DrainRequest {
   readonly node: string;
   /** Failed devices' resource ids (`Ascend910-3`): evict only pods that may hold them when `config.perDevice`. */
   readonly devices?: readonly string[];
+  /**
+   * Who holds each failed device whose holders the agent reported (resource id →
+   * `namespace/name`, the kubelet's PodResources): those pods are evicted, not the ones the
+   * annotations point at. Failed devices left out fall back to the annotations.
+   */
+  readonly holders?: ReadonlyMap<string, readonly string[]>;
   readonly config: DrainConfig;
   /** Retry delays after a refused or failed eviction (defaults 1000 and 10 000 ms). */
   readonly backoff?: { readonly initialMs?: number; readonly maxMs?: number };
@@ -144,6 +151,8 @@ export async function drainNode(
         {
           node: request.node,
           scope,
+          // Failed devices whose holders the kubelet named (the rest fall back to annotations).
+          ...(scope === 'devices' && request.holders ? { holdersKnown: request.holders.size } : {}),
           evict: selection.evict.length,
           terminating: selection.waitFor.length,
           skipped: skipped.length,
@@ -205,7 +214,12 @@ async function listPods(run: Run): Promise<PodSummary[] | undefined> {
 
 function scopeOf(request: DrainRequest): EvictionScope {
   if (!request.config.perDevice || !request.devices?.length) return { kind: 'node' };
-  return { kind: 'devices', devices: request.devices, annotationKeys: request.config.allocationAnnotations };
+  return {
+    kind: 'devices',
+    devices: request.devices,
+    annotationKeys: request.config.allocationAnnotations,
+    ...(request.holders ? { holders: request.holders } : {}),
+  };
 }
 
 /** Evicts one pod until it is out (then waits for it to go), or the drain ends. */

@@ -50,6 +50,7 @@ export {
   type DrainRequest,
 } from './drain.js';
 export { createKubePodClient, type PodClient } from './pod-client.js';
+export { knownHolders } from './allocation.js';
 export { createRemediationMetrics, type RemediationMetrics } from './metrics.js';
 export {
   createKubeRemediationNodeClient,

@@ -105,5 +105,44 @@ describe('podsToEvict', () => {
       expect(selection.unknownAllocation).toEqual([]);
       expect(selection.skipped.map((s) => s.why)).toEqual(['daemonset', 'mirror', 'finished']);
     });
+    describe('with the holders the kubelet named (CONTRACT §1.9)', () => {
+      const holders = (entries: Record<string, string[]>) => ({
+        ...scope,
+        holders: new Map(Object.entries(entries)),
+      });
+
+      it('evicts exactly the named holders, whatever the annotations say', () => {
+        // `other` annotates another device and `silent` none: the kubelet's word decides.
+        const selection = podsToEvict(
+          [holder, other, silent, web],
+          holders({ 'Ascend910-1': ['default/other', 'default/silent'] }),
+        );
+        expect(selection.evict).toEqual([other, silent]);
+        expect(selection.unknownAllocation).toEqual([]);
+        expect(selection.skipped.map((s) => [s.pod, s.why])).toEqual([
+          ['default/holder', 'other-devices'],
+          ['default/web', 'no-accelerator'],
+        ]);
+      });
+
+      it('never evicts a named pod that asks for no accelerator (an agent names which, the spec says whether)', () => {
+        const selection = podsToEvict([web], holders({ 'Ascend910-1': ['default/web'] }));
+        expect(selection.evict).toEqual([]);
+        expect(selection.skipped).toEqual([{ pod: 'default/web', why: 'no-accelerator' }]);
+      });
+
+      it('evicts nobody for a failed device known to be held by nobody', () => {
+        const selection = podsToEvict([holder, silent], holders({ 'Ascend910-1': [] }));
+        expect(selection.evict).toEqual([]);
+      });
+
+      it('falls back to the annotations for the failed devices whose holders are not known', () => {
+        const both = { ...holders({ 'Ascend910-1': [] }), devices: ['Ascend910-1', 'Ascend910-0'] };
+        const selection = podsToEvict([holder, other, silent], both);
+        // Ascend910-0 is not known: `other` names it, `silent` may hold it; `holder` names only 1.
+        expect(selection.evict).toEqual([other, silent]);
+        expect(selection.unknownAllocation).toEqual(['default/silent']);
+      });
+    });
   });
 });

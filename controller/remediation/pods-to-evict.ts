@@ -6,13 +6,14 @@
  * volumes are evicted (their scratch data goes with them) and pods without a controller too
  * (kubectl's `--force`): the node is failing, nothing on it is worth keeping.
  *
- * Per device, only pods that ask for an accelerator are candidates, and of those the ones whose
- * allocation annotation names a failed device, or names none of that kind (allocation.ts: the
- * spec decides whether a pod may hold a device, the tenant-writable annotation only which).
- * A pod with no readable annotation is evicted itself; it never turns the drain into a
- * whole-node one.
+ * Per device, only pods that ask for an accelerator are candidates, and of those the ones the
+ * kubelet's PodResources names as holding a failed device (through the agent, CONTRACT §1.9);
+ * for failed devices whose holders are not known, the ones whose allocation annotation names
+ * a failed device, or names none of that kind (allocation.ts: the spec decides whether a pod
+ * may hold a device, the holders or the tenant-writable annotation only which). A pod with no
+ * readable annotation is evicted itself; it never turns the drain into a whole-node one.
  */
-import { deviceVerdict } from './allocation.js';
+import { holdersVerdict } from './allocation.js';
 import { podKey, type PodSummary } from './pod-client.js';
 
 /**
@@ -41,6 +42,8 @@ export type EvictionScope =
       readonly kind: 'devices';
       readonly devices: readonly string[];
       readonly annotationKeys: readonly string[];
+      /** Who holds each failed device whose holders are known (resource id → `namespace/name`). */
+      readonly holders?: ReadonlyMap<string, readonly string[]>;
     };
 
 /** The outcome of the selection. */
@@ -59,6 +62,8 @@ export interface EvictionSelection {
   /** Pods left alone, with why (the terminating ones among them). */
   readonly skipped: SkippedPod[];
 }
+
+const NO_HOLDERS: ReadonlyMap<string, readonly string[]> = new Map();
 
 /** Why `pod` is not evicted on a whole-node drain, or null when it is. The first rule that applies wins. */
 export function skipReason(pod: PodSummary): PodSkipReason | null {
@@ -80,7 +85,9 @@ export function podsToEvict(
   const unknownAllocation: string[] = [];
   for (const pod of pods) {
     const verdict =
-      scope.kind === 'devices' ? deviceVerdict(pod, scope.devices, scope.annotationKeys) : 'holder';
+      scope.kind === 'devices'
+        ? holdersVerdict(pod, scope.devices, scope.holders ?? NO_HOLDERS, scope.annotationKeys)
+        : 'holder';
     const outOfScope = verdict === 'other-devices' || verdict === 'no-accelerator';
     const why = skipReason(pod) ?? (outOfScope ? verdict : null);
     if (why === null) evict.push(pod);

@@ -298,4 +298,6 @@ export interface DeviceExplanation {
   latched: string[];
   /** The command that clears the latches; null when nothing is latched. */
   clear: string | null;
+  /** The pods holding it (`namespace/name`), as the agent last reported (CONTRACT §1.9); null: not known. */
+  pods: string[] | null;
 }

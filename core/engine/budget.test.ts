@@ -62,6 +62,25 @@ describe('the byte budget (CONTRACT §5.3)', () => {
       e.observe(npuSnapshot({ node: `node-w${i}`, seq: 1, t: 1 }, [{ npu: 0, health: 'Warning' }]), at(1));
   };
 
+  it('drops who holds each device in the first step, before any device, keeping the engine’s own entry', () => {
+    const holders = {
+      'Ascend910-0': Array.from({ length: 32 }, (_, i) => `team-${i}/pod-${'x'.repeat(40)}`),
+    };
+    const feed = (e: ReloadableEngine): void => {
+      e.observe(npuSnapshot({ node: 'node-h', seq: 1, t: 0, holders }, [down(0), down(1)]), at(0));
+    };
+    const full = unbudgeted(feed);
+    const e = engine(full - 100);
+    feed(e);
+    const doc = render(e);
+    expect(doc.nodes['node-h']?.npus.map((x) => [x.id, x.pods])).toEqual([
+      ['npu0', undefined],
+      ['npu1', undefined],
+    ]);
+    expect(doc.nodes['node-h']?.omitted_devices).toBeUndefined();
+    expect(e.nodeEntry('node-h')?.npus[0]?.pods).toHaveLength(32);
+  });
+
   it('drops signals first: a node listed for a signal only leaves, and is not counted as omitted', () => {
     const full = unbudgeted(fleet);
     const e = engine(full - 1, { degrade_after_s: 60 });

@@ -3,8 +3,9 @@
  * steps, each taken only while the document is still too large, in the order of what a reader
  * loses least:
  *
- * 1. signals: devices listed only for a signal (published healthy) and every `signals` list;
- *    a node left with nothing to list and no overlay is healthy, and not listed;
+ * 1. signals: devices listed only for a signal (published healthy), every `signals` list and
+ *    every `pods` list (who holds a device: the drain reads the engine's entry, never this
+ *    document); a node left with nothing to list and no overlay is healthy, and not listed;
  * 2. on nodes with a device the state machine holds failed or degraded, every other device
  *    (counted in the node's `omitted_devices`);
  * 3. a fair share: every node lists at most the same number of devices (the most severe first:
@@ -58,10 +59,15 @@ export function fitBudget(doc: PublishedDocument, listed: readonly Listed[], max
   if (total() <= maxBytes) return [];
 
   for (const r of kept) {
-    const signals = r.entry.npus.some((device) => device.signals.length > 0 || device.status === 'healthy');
+    const signals = r.entry.npus.some(
+      (device) => device.signals.length > 0 || device.status === 'healthy' || device.pods !== undefined,
+    );
     if (!signals) continue;
     keepDevices(r, (device) => device.status !== 'healthy');
-    for (const device of r.entry.npus) device.signals = [];
+    for (const device of r.entry.npus) {
+      device.signals = [];
+      delete device.pods;
+    }
     measureEntry(r);
   }
   kept = kept.filter((r) => {

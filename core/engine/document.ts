@@ -180,6 +180,10 @@ function renderDevice(
     power_w: device.power,
     ecc_errors: device.ecc,
     pcie_link_status: device.link,
+    // Who holds it matters only to those it fails (the drain, a person reading explain).
+    ...(status === 'healthy' || node.holders === null
+      ? {}
+      : { pods: [...(node.holders.get(device.resourceId) ?? [])] }),
   };
 }
 

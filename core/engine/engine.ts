@@ -68,6 +68,7 @@ import {
   remapMask,
   type ReasonTable,
 } from './reasons.js';
+import { holdersByDevice } from './holders.js';
 import { severity, type LatchedDevice, type NodeSeed } from './seed.js';
 import { clearEvents, newDevice, newNode, resetForBoot, type DeviceState, type NodeState } from './state.js';
 import { formatTimestamp, parseTimestamp } from './time.js';
@@ -504,6 +505,7 @@ class Engine implements ReloadableEngine {
   /** Sets the node reasons a check of each accepted snapshot raises: the agent's node problems (§1.8). */
   #checkNode(node: NodeState, snapshot: Snapshot): void {
     node.problems = snapshot.payload.node_problems ?? null;
+    node.holders = holdersByDevice(snapshot.payload.device_holders);
     const { checks, checked } = this.#c.table.nodes;
     if (checks.length === 0) return;
     let raised = 0;

@@ -139,6 +139,7 @@ function explainDevice(
     recover_after_samples: c.timing.recoverSamples,
     latched,
     clear: latched.length > 0 ? `npu-fault clear ${nodeName}/${d.id}` : null,
+    pods: node.holders === null ? null : [...(node.holders.get(d.resourceId) ?? [])],
   };
 }
 

@@ -93,6 +93,11 @@ export interface NodeState {
   conditions: ReadonlyMap<string, string> | null;
   /** The node problems of the newest accepted snapshot (what the agent saw, for explain); null: none. */
   problems: readonly NodeProblemReading[] | null;
+  /**
+   * The pods holding each device (resource id → `namespace/name`, sorted, distinct) from the
+   * newest accepted snapshot (CONTRACT §1.9); null: not known (the field was left out).
+   */
+  holders: ReadonlyMap<string, readonly string[]> | null;
   devices: Map<string, DeviceState>;
   /** The live queue entries of the agent-unreachable and collector-error deadlines (deadlines.ts). */
   staleEntry: DeadlineEntry<NodeState> | null;
@@ -114,6 +119,7 @@ export function newNode(name: string, order: number): NodeState {
     overlays: 0,
     conditions: null,
     problems: null,
+    holders: null,
     devices: new Map(),
     staleEntry: null,
     collectorEntry: null,

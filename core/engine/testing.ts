@@ -61,6 +61,8 @@ export interface EnvelopeSpec {
   canaryFailures?: number;
   /** The payload's node problems (CONTRACT §1.8): the reasons that hold, with messages. */
   nodeProblems?: Array<{ reason: string; message?: string }>;
+  /** The payload's device holders (CONTRACT §1.9): resource id → pods `namespace/name` (container `main`). */
+  holders?: Record<string, string[]>;
 }
 
 /** The wire form of one 910B chip with healthy defaults. */
@@ -113,7 +115,9 @@ export function gpuInput(spec: GpuSpec): Record<string, unknown> {
 }
 
 function envelope(env: EnvelopeSpec, body: Record<string, unknown>): SnapshotInput {
-  const payload = env.nodeProblems === undefined ? body : { ...body, node_problems: env.nodeProblems };
+  const withProblems = env.nodeProblems === undefined ? body : { ...body, node_problems: env.nodeProblems };
+  const payload =
+    env.holders === undefined ? withProblems : { ...withProblems, device_holders: holdersInput(env.holders) };
   return {
     schema: 'hdc.health/v1',
     node: env.node ?? 'node-a',
@@ -133,6 +137,17 @@ function envelope(env: EnvelopeSpec, body: Record<string, unknown>): SnapshotInp
           },
         }) as SnapshotInput['payload'],
   };
+}
+
+/** The wire form of `device_holders` for resource id → `namespace/name` pods. */
+export function holdersInput(holders: Record<string, string[]>): Array<Record<string, unknown>> {
+  return Object.entries(holders).map(([resource_id, pods]) => ({
+    resource_id,
+    pods: pods.map((pod) => {
+      const [namespace, name] = pod.split('/');
+      return { namespace, name, container: 'main' };
+    }),
+  }));
 }
 
 /** A validated 910B snapshot. */

@@ -4,7 +4,7 @@
  * StatusFollower that keeps every version of the status ConfigMap a watch delivers.
  */
 import * as k8s from '@kubernetes/client-node';
-import type { PublishedDocument } from '../../contracts/index.js';
+import type { DeviceHolderReading, PublishedDocument } from '../../contracts/index.js';
 import { npuSnapshot, type NpuSpec } from '../../core/engine/testing.js';
 
 const STATUS = 'npu-fault-status-v3';
@@ -100,6 +100,8 @@ export function statusIn(doc: PublishedDocument, node: string, npu: string): str
 /** Simulated agents of 910B nodes (8 chips each); faults are set per device (`node/npuN`). */
 export class Fleet {
   readonly faults = new Map<string, Partial<NpuSpec>>();
+  /** Per node, the `device_holders` its snapshots carry (CONTRACT §1.9); none: left out. */
+  readonly holders = new Map<string, DeviceHolderReading[]>();
   readonly #seq = new Map<string, number>();
   constructor(
     readonly nodes: string[],
@@ -112,7 +114,11 @@ export class Fleet {
       const seq = (this.#seq.get(node) ?? 0) + 1;
       this.#seq.set(node, seq);
       const npus = Array.from({ length: 8 }, (_, npu) => ({ npu, ...this.faults.get(`${node}/npu${npu}`) }));
-      return npuSnapshot({ node, boot: this.boot, seq, t: 0, collectedAt }, npus);
+      const snapshot = npuSnapshot({ node, boot: this.boot, seq, t: 0, collectedAt }, npus);
+      const holders = this.holders.get(node);
+      return holders === undefined
+        ? snapshot
+        : { ...snapshot, payload: { ...snapshot.payload, device_holders: holders } };
     });
   }
 }

@@ -1,0 +1,136 @@
+/**
+ * Which pods hold which device, from the kubelet's answer to PodResources `List` (pure): per
+ * resource id (`Ascend910-3`, a GPU uuid, as the engine names devices), the containers the
+ * kubelet allocated it to, ready to send as `device_holders` (CONTRACT §1.9).
+ *
+ * - Ascend device plugin ids (`huawei.com/Ascend910`: `Ascend910-3`; vNPU and shared-mode ids
+ *   `Ascend910-2c-100-3`, `Ascend310P-0-99`) count as their physical device (physicalDeviceId).
+ * - NVIDIA `nvidia.com/gpu` ids are GPU uuids, our resource id; a time-sliced replica
+ *   (`GPU-…::2`) counts as its GPU.
+ * - Not mapped, and counted: `huawei.com/npu` (ids that may be logical), MIG slices (MIG uuids,
+ *   not the GPU's) and Dynamic Resource Allocation claims (driver/pool/device names, which the
+ *   snapshot does not carry): their pods are not named, so a drain falls back to annotations.
+ * - Other resources (CPUs, NICs, anything else) are not accelerators and are ignored.
+ *
+ * The answer is read as a tool's output: a pod or container name that is not a Kubernetes name
+ * refuses the whole answer, naming the field (the caller counts it and sends no holders). An
+ * answer beyond the contract's bounds (more than 32 containers on one device, more than 512
+ * devices) or MAX_HOLDERS_BYTES is refused whole too, never cut: a cut list would say the
+ * containers left out hold nothing, and a drain would leave them on the failed device.
+ */
+import { z } from 'zod';
+import {
+  SNAPSHOT_LIMITS,
+  deviceHolderPodSchema,
+  physicalDeviceId,
+  type DeviceHolderPod,
+  type DeviceHolderReading,
+} from '../../contracts/index.js';
+
+/** The most JSON bytes the holders may add to a snapshot (the ingest function takes 1 MiB in all). */
+export const MAX_HOLDERS_BYTES = 64 * 1024;
+
+/** Why an accelerator allocation names no resource id of ours. */
+export const UNMAPPED_KINDS = ['logical-id', 'mig', 'dra', 'unknown-id'] as const;
+export type UnmappedKind = (typeof UNMAPPED_KINDS)[number];
+
+/** The holders of a node's devices, as one answer gives them. */
+export interface HoldersReading {
+  /** By resource id (sorted); each device's pods sorted by namespace, name, container. */
+  holders: DeviceHolderReading[];
+  /** Accelerator allocations that name no device of ours, by why. */
+  unmapped: Record<UnmappedKind, number>;
+}
+
+/** Why an answer gives no holders: `invalid` (not a Kubernetes name, not the proto's shape) or `over-bounds`. */
+export interface RefusedReading {
+  refused: 'invalid' | 'over-bounds';
+  /** One line, naming the field or the bound. */
+  error: string;
+}
+
+// The decoded answer (proto-loader with keepCase and defaults: absent lists are []).
+const devicesSchema = z.object({ resource_name: z.string(), device_ids: z.array(z.string()) });
+const claimSchema = z.object({ claim_resources: z.array(z.unknown()) });
+const containerSchema = z.object({
+  name: deviceHolderPodSchema.shape.container,
+  devices: z.array(devicesSchema),
+  dynamic_resources: z.array(claimSchema).default([]),
+});
+const podSchema = z.object({
+  name: deviceHolderPodSchema.shape.name,
+  namespace: deviceHolderPodSchema.shape.namespace,
+  containers: z.array(containerSchema),
+});
+const listResponseSchema = z.object({ pod_resources: z.array(podSchema) });
+
+/** The device of ours `deviceId` of `resourceName` is, why it is none, or null: not an accelerator. */
+export function resourceIdOf(
+  resourceName: string,
+  deviceId: string,
+): string | { unmapped: UnmappedKind } | null {
+  if (resourceName.startsWith('huawei.com/Ascend')) {
+    const id = physicalDeviceId(deviceId);
+    return /^Ascend[0-9A-Za-z]*-\d+$/.test(id) ? id : { unmapped: 'unknown-id' };
+  }
+  if (resourceName === 'huawei.com/npu') return { unmapped: 'logical-id' };
+  if (resourceName.startsWith('nvidia.com/mig-')) return { unmapped: 'mig' };
+  if (resourceName === 'nvidia.com/gpu' || resourceName === 'nvidia.com/gpu.shared') {
+    const id = deviceId.split('::')[0] ?? '';
+    return id === '' ? { unmapped: 'unknown-id' } : id;
+  }
+  return null;
+}
+
+/** The holders in `response` (a decoded ListPodResourcesResponse), or why it is refused (one line). */
+export function holdersFrom(response: unknown): HoldersReading | RefusedReading {
+  const parsed = listResponseSchema.safeParse(response);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = (issue?.path ?? [])
+      .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+      .join('');
+    return { refused: 'invalid', error: `ListPodResourcesResponse${path}: ${issue?.message ?? 'invalid'}` };
+  }
+  const unmapped: Record<UnmappedKind, number> = { 'logical-id': 0, mig: 0, dra: 0, 'unknown-id': 0 };
+  const byDevice = new Map<string, Map<string, DeviceHolderPod>>();
+  const place = (holder: DeviceHolderPod, id: ReturnType<typeof resourceIdOf>): void => {
+    if (id === null) return;
+    if (typeof id !== 'string') {
+      unmapped[id.unmapped]++;
+      return;
+    }
+    let pods = byDevice.get(id);
+    if (pods === undefined) byDevice.set(id, (pods = new Map()));
+    pods.set(`${holder.namespace}/${holder.name}/${holder.container}`, holder);
+  };
+  for (const pod of parsed.data.pod_resources)
+    for (const container of pod.containers) {
+      const holder = { namespace: pod.namespace, name: pod.name, container: container.name };
+      for (const { resource_name, device_ids } of container.devices)
+        for (const deviceId of device_ids) place(holder, resourceIdOf(resource_name, deviceId));
+      for (const claim of container.dynamic_resources) unmapped.dra += claim.claim_resources.length;
+    }
+  const ids = [...byDevice.keys()].sort();
+  if (ids.length > SNAPSHOT_LIMITS.devices)
+    return {
+      refused: 'over-bounds',
+      error: `${ids.length} held devices, more than ${SNAPSHOT_LIMITS.devices}`,
+    };
+  const holders: DeviceHolderReading[] = [];
+  for (const resource_id of ids) {
+    const pods = [...(byDevice.get(resource_id)?.entries() ?? [])].sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    );
+    if (pods.length > SNAPSHOT_LIMITS.holdersPerDevice)
+      return {
+        refused: 'over-bounds',
+        error: `${resource_id} held by ${pods.length} containers, more than ${SNAPSHOT_LIMITS.holdersPerDevice}`,
+      };
+    holders.push({ resource_id, pods: pods.map(([, pod]) => pod) });
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(holders));
+  if (bytes > MAX_HOLDERS_BYTES)
+    return { refused: 'over-bounds', error: `holders of ${bytes} bytes, more than ${MAX_HOLDERS_BYTES}` };
+  return { holders, unmapped };
+}
