@@ -7,7 +7,10 @@
  * kubelet names, and the per-device drain evicts exactly those: not the pod whose (tenant-
  * writable) annotation claims the failed device, not the accelerator pod without an annotation
  * (which the annotation fallback would evict), not a pod asking for no accelerator even though
- * the agent names it.
+ * the agent names it. On a second node the kubelet also names a MIG slice, a DRA claim and an
+ * NVIDIA index-strategy id, which the agent cannot map: it sends no holders at all, the failed
+ * device is published without `pods`, and the drain falls back to the annotations, evicting the
+ * accelerator pod that may hold it.
  *
  * Every wait is on an observable event (a watch of the ConfigMap or the pods) with a deadline.
  */
@@ -41,22 +44,25 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
   let poster: Poster;
   let fleet: Fleet;
   let kubelet: FakePodResources;
+  let unmappedKubelet: FakePodResources;
   let reader: PodResourcesReader;
   let node: string;
+  let unmappedNode: string;
   const measured: Record<string, number> = {};
 
-  /** A pod on `node`; `accelerator` is the extended resource it asks for, if any. */
+  /** A pod on `on`; `accelerator` is the extended resource it asks for, if any. */
   async function pod(
     name: string,
     accelerator?: string,
     annotations: Record<string, string> = {},
+    on = node,
   ): Promise<void> {
     await core.createNamespacedPod({
       namespace: ns.name,
       body: {
         metadata: { name, annotations, labels: { app: name } },
         spec: {
-          nodeName: node,
+          nodeName: on,
           terminationGracePeriodSeconds: 0,
           containers: [
             {
@@ -70,21 +76,26 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
     });
   }
 
-  /** The pods on the node now, by name. */
-  async function podNames(): Promise<string[]> {
-    const list = await core.listNamespacedPod({ namespace: ns.name, fieldSelector: `spec.nodeName=${node}` });
+  /** The pods on the node `on` now, by name. */
+  async function podNames(on = node): Promise<string[]> {
+    const list = await core.listNamespacedPod({ namespace: ns.name, fieldSelector: `spec.nodeName=${on}` });
     return list.items.map((p) => p.metadata?.name ?? '').sort();
   }
 
-  /** Waits until the pods on the node satisfy `predicate` (a watch, with a deadline). */
-  async function podsUntil(predicate: (names: string[]) => boolean, what: string, timeoutMs = 60_000) {
-    const names = new Set(await podNames());
+  /** Waits until the pods on the node `on` satisfy `predicate` (a watch, with a deadline). */
+  async function podsUntil(
+    predicate: (names: string[]) => boolean,
+    what: string,
+    timeoutMs = 60_000,
+    on = node,
+  ) {
+    const names = new Set(await podNames(on));
     if (predicate([...names].sort())) return;
     await watchUntil<k8s.V1Pod>(
       ns.admin,
       `/api/v1/namespaces/${ns.name}/pods`,
       (p, type) => {
-        if (p.spec?.nodeName !== node) return false;
+        if (p.spec?.nodeName !== on) return false;
         if (type === 'DELETED') names.delete(p.metadata?.name ?? '');
         else names.add(p.metadata?.name ?? '');
         return predicate([...names].sort());
@@ -98,22 +109,25 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
     access = await controllerAccess(ns);
     core = ns.admin.makeApiClient(k8s.CoreV1Api);
     node = `${ns.name}-n0`;
-    await core.createNode({
-      body: {
-        metadata: {
-          name: node,
-          annotations: { 'kwok.x-k8s.io/node': 'fake' },
-          labels: { 'kubernetes.io/hostname': node, type: 'kwok', 'npu-fault-test': ns.name },
+    unmappedNode = `${ns.name}-n1`;
+    for (const name of [node, unmappedNode]) {
+      await core.createNode({
+        body: {
+          metadata: {
+            name,
+            annotations: { 'kwok.x-k8s.io/node': 'fake' },
+            labels: { 'kubernetes.io/hostname': name, type: 'kwok', 'npu-fault-test': ns.name },
+          },
         },
-      },
-    });
-    await nodeWhere(
-      ns.admin,
-      node,
-      (n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-      'Ready',
-      60_000,
-    );
+      });
+      await nodeWhere(
+        ns.admin,
+        name,
+        (n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+        'Ready',
+        60_000,
+      );
+    }
 
     // What the node's kubelet says: train-0 and infer-0 (a vNPU on chip 1) hold Ascend910-1,
     // other-0 holds Ascend910-0; web is named on Ascend910-1 too, as a lying agent could.
@@ -158,6 +172,78 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
     );
     expect(await reader.read()).toBe('ok');
 
+    // The second node's kubelet: train-1 holds Ascend910-1, and beside it a MIG slice, a DRA
+    // claim and a GPU under the NVIDIA plugin's index strategy, none of which names our device.
+    unmappedKubelet = await startFakePodResources(() => ({
+      response: {
+        pod_resources: [
+          {
+            name: 'train-1',
+            namespace: ns.name,
+            containers: [containerWith('main', { 'huawei.com/Ascend910': ['Ascend910-1'] })],
+          },
+          {
+            name: 'mig-0',
+            namespace: ns.name,
+            containers: [containerWith('main', { 'nvidia.com/mig-1g.10gb': ['MIG-9f2b6c1e'] })],
+          },
+          {
+            name: 'dra-0',
+            namespace: ns.name,
+            containers: [
+              {
+                name: 'main',
+                devices: [],
+                dynamic_resources: [
+                  {
+                    claim_name: 'npu',
+                    claim_namespace: ns.name,
+                    claim_resources: [
+                      {
+                        cdi_devices: [],
+                        driver_name: 'npu.example.com',
+                        pool_name: 'n1',
+                        device_name: 'npu1',
+                      },
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+          {
+            name: 'indexed-0',
+            namespace: ns.name,
+            containers: [containerWith('main', { 'nvidia.com/gpu': ['1'] })],
+          },
+        ],
+      },
+    }));
+    const unmappedRegistry = createRegistry('agent');
+    const unmappedReader = createPodResourcesReader(
+      { periodMs: 5000, socket: unmappedKubelet.socket },
+      {
+        client: createPodResourcesClient({
+          socket: unmappedKubelet.socket,
+          timeoutMs: 2000,
+          maxMessageBytes: 1 << 20,
+        }),
+        clock: systemClock,
+        log: createLogger({ level: 'silent' }),
+        registry: unmappedRegistry,
+      },
+    );
+    expect(await unmappedReader.read()).toBe('incomplete');
+    expect(unmappedReader.holders()).toBeUndefined();
+    const unmapped = await unmappedRegistry
+      .getSingleMetric('npu_fault_agent_pod_resources_unmapped_allocations')
+      ?.get();
+    expect(Object.fromEntries(unmapped?.values.map((v) => [v.labels.why, v.value]) ?? [])).toMatchObject({
+      mig: 1,
+      dra: 1,
+      'unknown-id': 1,
+    });
+
     replica = await startTestReplica({
       identity: 'replica-1',
       namespace: ns.name,
@@ -173,12 +259,27 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
     await replica.waitForLog((l) => l.msg === 'started leading', 30_000, 'leading');
     follower = new StatusFollower(ns.admin, ns.name);
     follower.start();
-    fleet = new Fleet([node], 'boot-1');
-    // The agent's snapshots carry the holders of its last read of the kubelet.
-    fleet.holders.set(node, reader.holders() ?? []);
+    fleet = new Fleet([node, unmappedNode], 'boot-1');
+    // The agent's snapshots carry the holders of its last read of the kubelet (none when unknown).
+    for (const [name, read] of [
+      [node, reader],
+      [unmappedNode, unmappedReader],
+    ] as const) {
+      const held = read.holders();
+      if (held !== undefined) fleet.holders.set(name, held);
+    }
     poster = new Poster(fleet, await functionCallerToken(ns), () => [{ identity: 'replica-1', url }]);
     poster.start();
-    await follower.waitFor((d) => !d.unobserved.includes(node), 30_000, 'node observed');
+    await follower.waitFor(
+      (d) => !d.unobserved.includes(node) && !d.unobserved.includes(unmappedNode),
+      30_000,
+      'nodes observed',
+    );
+    await applyRemediationSettings(core, ns.name, [replica], {
+      mode: 'drain',
+      breaker: { maxUnhealthyNodes: 3 },
+      drain: { perDevice: true, podTimeoutSeconds: 30, timeoutSeconds: 90 },
+    });
   }, 180_000);
 
   afterAll(async () => {
@@ -186,7 +287,9 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
     follower?.stop();
     await replica?.stop('SIGKILL');
     await kubelet?.close();
+    await unmappedKubelet?.close();
     await core?.deleteNode({ name: node }).catch(() => undefined);
+    await core?.deleteNode({ name: unmappedNode }).catch(() => undefined);
     await access?.dispose();
     await ns?.dispose();
     if (Object.keys(measured).length > 0)
@@ -202,11 +305,6 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
     await pod('silent-0', 'huawei.com/Ascend910');
     await pod('web');
     await podsUntil((names) => names.length === 5, 'five pods on the node');
-    await applyRemediationSettings(core, ns.name, [replica], {
-      mode: 'drain',
-      breaker: { maxUnhealthyNodes: 3 },
-      drain: { perDevice: true, podTimeoutSeconds: 30, timeoutSeconds: 90 },
-    });
 
     const injected = Date.now();
     fleet.faults.set(`${node}/npu1`, { link: 'down' });
@@ -241,5 +339,42 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
     expect(await podNames()).toEqual(['other-0', 'silent-0', 'web']);
     measured['fault injected → ConfigMap lists npu1 failed with its pods (ms)'] = failed.at - injected;
     measured['ConfigMap shows failed → both holders gone (ms)'] = evictedAt - failed.at;
+  });
+
+  it('sends no holders when the kubelet names allocations it cannot map, and the drain falls back to the annotations', async () => {
+    await pod('train-1', 'huawei.com/Ascend910', { 'huawei.com/AscendReal': 'Ascend910-1' }, unmappedNode);
+    // Asks for an accelerator, no annotation: it may hold the failed device, so it goes.
+    await pod('silent-1', 'huawei.com/Ascend910', {}, unmappedNode);
+    await pod('other-1', 'huawei.com/Ascend910', { 'huawei.com/AscendReal': 'Ascend910-0' }, unmappedNode);
+    await pod('web-1', undefined, {}, unmappedNode);
+    await podsUntil((names) => names.length === 4, 'four pods on the second node', 60_000, unmappedNode);
+
+    const injected = Date.now();
+    fleet.faults.set(`${unmappedNode}/npu1`, { link: 'down' });
+    const failed = await follower.waitFor(
+      (d) => statusIn(d, unmappedNode, 'npu1') === 'failed',
+      15_000,
+      'npu1 failed on the second node',
+      injected,
+    );
+    // Not known, rather than a list that would say nobody holds it.
+    expect(failed.document.nodes[unmappedNode]?.npus.find((d) => d.id === 'npu1')).not.toHaveProperty('pods');
+
+    await podsUntil(
+      (names) => !names.includes('train-1') && !names.includes('silent-1'),
+      'the annotated holder and the maybe-holder evicted',
+      90_000,
+      unmappedNode,
+    );
+    const drained = await nodeWhere(
+      ns.admin,
+      unmappedNode,
+      (n) => recordOf(n)?.phase === 'drained',
+      'second node drained',
+    );
+    expect(recordOf(drained)?.devices).toEqual(['Ascend910-1']);
+    expect(await podNames(unmappedNode)).toEqual(['other-1', 'web-1']);
+    measured['unmapped allocations: ConfigMap shows failed → annotation fallback evicted (ms)'] =
+      Date.now() - failed.at;
   });
 });

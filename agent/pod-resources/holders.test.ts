@@ -28,6 +28,9 @@ describe('resourceIdOf', () => {
     ['huawei.com/npu', 'npu-3', 'logical-id'],
     ['nvidia.com/mig-1g.10gb', 'MIG-1234', 'mig'],
     ['huawei.com/Ascend910', 'davinci3', 'unknown-id'],
+    // The NVIDIA device plugin under --device-id-strategy=index: an index, not our uuid.
+    ['nvidia.com/gpu', '0', 'unknown-id'],
+    ['nvidia.com/gpu', '1::2', 'unknown-id'],
   ])('does not map %s %s (%s)', (resource, id, why) => {
     expect(resourceIdOf(resource, id)).toEqual({ unmapped: why });
   });
@@ -39,7 +42,7 @@ describe('resourceIdOf', () => {
 });
 
 describe('holdersFrom', () => {
-  it('lists each device’s containers, sorted, once each, and counts what it cannot map', () => {
+  it('lists each device’s containers, sorted, once each', () => {
     const reading = holdersFrom({
       pod_resources: [
         pod('team-b', 'infer-0', [
@@ -47,7 +50,7 @@ describe('holdersFrom', () => {
             { resource_name: 'huawei.com/Ascend910', device_ids: ['Ascend910-1', 'Ascend910-2'] },
             { resource_name: 'cpu', device_ids: ['4'] },
           ]),
-          container('sidecar', [{ resource_name: 'huawei.com/npu', device_ids: ['npu-0'] }], 1),
+          container('sidecar', [{ resource_name: 'nvidia.com/gpu', device_ids: ['GPU-8e1c-77aa::1'] }]),
         ]),
         pod('team-a', 'train-0', [
           container('main', [
@@ -67,8 +70,12 @@ describe('holdersFrom', () => {
           ],
         },
         { resource_id: 'Ascend910-2', pods: [{ namespace: 'team-b', name: 'infer-0', container: 'main' }] },
+        {
+          resource_id: 'GPU-8e1c-77aa',
+          pods: [{ namespace: 'team-b', name: 'infer-0', container: 'sidecar' }],
+        },
       ],
-      unmapped: { 'logical-id': 1, mig: 0, dra: 1, 'unknown-id': 0 },
+      unmapped: { 'logical-id': 0, mig: 0, dra: 0, 'unknown-id': 0 },
     });
     // What it gives is what the contract takes.
     if ('refused' in reading) throw new Error(reading.error);
@@ -83,6 +90,40 @@ describe('holdersFrom', () => {
       }),
     ).not.toThrow();
   });
+
+  it.each([
+    [
+      'a MIG slice',
+      container('main', [{ resource_name: 'nvidia.com/mig-1g.10gb', device_ids: ['MIG-9f2b'] }]),
+      'mig',
+    ],
+    ['a DRA claim', container('main', [], 1), 'dra'],
+    [
+      'a GPU index',
+      container('main', [{ resource_name: 'nvidia.com/gpu', device_ids: ['0'] }]),
+      'unknown-id',
+    ],
+    [
+      'a logical npu',
+      container('main', [{ resource_name: 'huawei.com/npu', device_ids: ['npu-0'] }]),
+      'logical-id',
+    ],
+  ] as const)(
+    'gives no holders at all when one pod holds %s (the list would be incomplete)',
+    (_, held, why) => {
+      const reading = holdersFrom({
+        pod_resources: [
+          pod('team-a', 'train-0', [
+            container('main', [{ resource_name: 'huawei.com/Ascend910', device_ids: ['Ascend910-1'] }]),
+          ]),
+          pod('team-b', 'other-0', [held]),
+        ],
+      });
+      expect(reading).toMatchObject({ refused: 'incomplete', unmapped: { [why]: 1 } });
+      expect('holders' in reading).toBe(false);
+      if ('error' in reading) expect(reading.error).toContain(`${why}: 1`);
+    },
+  );
 
   it('says [] when the kubelet knows of no holder', () => {
     expect(holdersFrom({ pod_resources: [] })).toMatchObject({ holders: [] });

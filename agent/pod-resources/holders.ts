@@ -5,12 +5,18 @@
  *
  * - Ascend device plugin ids (`huawei.com/Ascend910`: `Ascend910-3`; vNPU and shared-mode ids
  *   `Ascend910-2c-100-3`, `Ascend310P-0-99`) count as their physical device (physicalDeviceId).
- * - NVIDIA `nvidia.com/gpu` ids are GPU uuids, our resource id; a time-sliced replica
- *   (`GPU-…::2`) counts as its GPU.
+ * - NVIDIA `nvidia.com/gpu` ids that are GPU uuids (`GPU-…`) are our resource id; a time-sliced
+ *   replica (`GPU-…::2`) counts as its GPU. Any other id (`0`, `1` under the device plugin's
+ *   `--device-id-strategy=index`) is not mapped.
  * - Not mapped, and counted: `huawei.com/npu` (ids that may be logical), MIG slices (MIG uuids,
- *   not the GPU's) and Dynamic Resource Allocation claims (driver/pool/device names, which the
- *   snapshot does not carry): their pods are not named, so a drain falls back to annotations.
+ *   not the GPU's), Dynamic Resource Allocation claims (driver/pool/device names, which the
+ *   snapshot does not carry) and ids of a shape we do not know.
  * - Other resources (CPUs, NICs, anything else) are not accelerators and are ignored.
+ *
+ * One unmapped allocation makes the whole answer `incomplete`: a list sent without that pod
+ * would say the device it holds is held by nobody (CONTRACT §1.9: a present list is complete),
+ * and a drain would leave the pod on a failed device. So the agent sends no holders at all and
+ * the drain falls back to the pods' annotations, which evict a pod that may hold the device.
  *
  * The answer is read as a tool's output: a pod or container name that is not a Kubernetes name
  * refuses the whole answer, naming the field (the caller counts it and sends no holders). An
@@ -38,16 +44,20 @@ export type UnmappedKind = (typeof UNMAPPED_KINDS)[number];
 export interface HoldersReading {
   /** By resource id (sorted); each device's pods sorted by namespace, name, container. */
   holders: DeviceHolderReading[];
-  /** Accelerator allocations that name no device of ours, by why. */
+  /** Accelerator allocations that name no device of ours, by why (all 0: else the answer is `incomplete`). */
   unmapped: Record<UnmappedKind, number>;
 }
 
-/** Why an answer gives no holders: `invalid` (not a Kubernetes name, not the proto's shape) or `over-bounds`. */
-export interface RefusedReading {
-  refused: 'invalid' | 'over-bounds';
-  /** One line, naming the field or the bound. */
-  error: string;
-}
+/**
+ * Why an answer gives no holders: `invalid` (not a Kubernetes name, not the proto's shape),
+ * `over-bounds`, or `incomplete` (some accelerator allocation names no device of ours).
+ */
+export type RefusedReading =
+  | { refused: 'invalid' | 'over-bounds'; /** One line, naming the field or the bound. */ error: string }
+  | { refused: 'incomplete'; error: string; unmapped: Record<UnmappedKind, number> };
+
+/** Matches a GPU uuid as nvidia-smi and the device plugin's default `uuid` strategy print it. */
+const GPU_UUID = /^GPU-[0-9A-Fa-f]+(-[0-9A-Fa-f]+)*$/;
 
 // The decoded answer (proto-loader with keepCase and defaults: absent lists are []).
 const devicesSchema = z.object({ resource_name: z.string(), device_ids: z.array(z.string()) });
@@ -77,7 +87,7 @@ export function resourceIdOf(
   if (resourceName.startsWith('nvidia.com/mig-')) return { unmapped: 'mig' };
   if (resourceName === 'nvidia.com/gpu' || resourceName === 'nvidia.com/gpu.shared') {
     const id = deviceId.split('::')[0] ?? '';
-    return id === '' ? { unmapped: 'unknown-id' } : id;
+    return GPU_UUID.test(id) ? id : { unmapped: 'unknown-id' };
   }
   return null;
 }
@@ -111,6 +121,13 @@ export function holdersFrom(response: unknown): HoldersReading | RefusedReading 
         for (const deviceId of device_ids) place(holder, resourceIdOf(resource_name, deviceId));
       for (const claim of container.dynamic_resources) unmapped.dra += claim.claim_resources.length;
     }
+  const unmappedKinds = UNMAPPED_KINDS.filter((why) => unmapped[why] > 0);
+  if (unmappedKinds.length > 0)
+    return {
+      refused: 'incomplete',
+      error: `accelerator allocations not mapped to a device (${unmappedKinds.map((why) => `${why}: ${unmapped[why]}`).join(', ')})`,
+      unmapped,
+    };
   const ids = [...byDevice.keys()].sort();
   if (ids.length > SNAPSHOT_LIMITS.devices)
     return {

@@ -13,7 +13,7 @@ export function readerMetrics(registry: Registry) {
       (name) =>
         new Counter({
           name,
-          help: 'Reads of the kubelet PodResources API by result (ok, unavailable, timeout, too-large, malformed, invalid, over-bounds, error)',
+          help: 'Reads of the kubelet PodResources API by result (ok, unavailable, timeout, too-large, malformed, invalid, over-bounds, incomplete, error)',
           labelNames: ['result'],
           registers,
         }),
@@ -32,7 +32,7 @@ export function readerMetrics(registry: Registry) {
       (name) =>
         new Gauge({
           name,
-          help: 'Accelerator allocations of the last read that name no device of ours (logical-id, mig, dra, unknown-id)',
+          help: 'Accelerator allocations of the last read that name no device of ours, by why (logical-id, mig, dra, unknown-id); any makes the read incomplete and the holders unknown',
           labelNames: ['why'],
           registers,
         }),

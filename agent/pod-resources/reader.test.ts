@@ -22,6 +22,19 @@ const holding = (name: string, device: string): FakeAnswer => ({
   },
 });
 
+const migBeside = (name: string, device: string): FakeAnswer => ({
+  response: {
+    pod_resources: [
+      ...(holding(name, device) as { response: { pod_resources: unknown[] } }).response.pod_resources,
+      {
+        name: 'mig-0',
+        namespace: 'team-b',
+        containers: [containerWith('main', { 'nvidia.com/mig-1g.10gb': ['MIG-9f2b'] })],
+      },
+    ],
+  },
+});
+
 describe('PodResources reader', () => {
   let fake: FakePodResources | undefined;
   afterEach(async () => {
@@ -60,6 +73,7 @@ describe('PodResources reader', () => {
       { hang: true },
       { response: { pod_resources: [{ name: 'Bad_Name', namespace: 'a', containers: [] }] } },
       holding('train-1', 'Ascend910-2'),
+      migBeside('train-1', 'Ascend910-2'),
     ]);
     expect(r.holders()).toBeUndefined();
     expect(await r.read()).toBe('ok');
@@ -73,11 +87,19 @@ describe('PodResources reader', () => {
     expect(r.holders()).toBeUndefined();
     expect(await r.read()).toBe('ok');
     expect(r.holders()?.[0]?.resource_id).toBe('Ascend910-2');
+    // A MIG pod beside it: the list would be incomplete, so no holders at all.
+    expect(await r.read()).toBe('incomplete');
+    expect(r.holders()).toBeUndefined();
+    const unmapped = await registry
+      .getSingleMetric('npu_fault_agent_pod_resources_unmapped_allocations')
+      ?.get();
+    expect(unmapped?.values.find((v) => v.labels.why === 'mig')?.value).toBe(1);
     expect([
       await count(registry, 'ok'),
       await count(registry, 'unavailable'),
       await count(registry, 'invalid'),
-    ]).toEqual([2, 1, 1]);
+      await count(registry, 'incomplete'),
+    ]).toEqual([2, 1, 1, 1]);
   });
 
   it('reads every period until stopped, and closes its client', async () => {

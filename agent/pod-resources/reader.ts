@@ -2,7 +2,8 @@
  * The periodic reader of the kubelet's PodResources (every periodMs, 5 s by default): each
  * snapshot carries the holders of the last read (`holders()`, never waiting on the socket), so
  * it never delays or fails a snapshot. A read that fails (socket absent, deadline, too large,
- * malformed, names that are not Kubernetes names, beyond the contract's bounds) makes the holders unknown until the next good
+ * malformed, names that are not Kubernetes names, beyond the contract's bounds, or `incomplete`:
+ * an accelerator allocation it cannot map to a device) makes the holders unknown until the next good
  * read: the snapshot then leaves `device_holders` out rather than send a list that may be old,
  * and a drain falls back to the pods' annotations. Counted on /metrics by result; logged once
  * per failing spell.
@@ -14,7 +15,7 @@ import { UNMAPPED_KINDS, holdersFrom } from './holders.js';
 import { readerMetrics } from './metrics.js';
 
 /** A read's outcome (the reads metric's `result`). */
-export type ReadResult = 'ok' | ListFailure | 'invalid' | 'over-bounds';
+export type ReadResult = 'ok' | ListFailure | 'invalid' | 'over-bounds' | 'incomplete';
 
 /** The reader: a Runnable with the holders of its last read. */
 export interface PodResourcesReader extends Runnable {
@@ -67,9 +68,10 @@ export function createPodResourcesReader(
       return record('error', String((error as Error | null)?.message ?? error).split('\n')[0]);
     }
     const reading = holdersFrom(answer);
+    if ('unmapped' in reading)
+      for (const why of UNMAPPED_KINDS) metrics.unmapped.set({ why }, reading.unmapped[why]);
     if ('refused' in reading) return record(reading.refused, reading.error);
     holders = reading.holders;
-    for (const why of UNMAPPED_KINDS) metrics.unmapped.set({ why }, reading.unmapped[why]);
     return record('ok');
   };
 

@@ -68,7 +68,7 @@ import {
   remapMask,
   type ReasonTable,
 } from './reasons.js';
-import { holdersByDevice } from './holders.js';
+import { holdersByDevice, namesOnlyDevicesOf } from './holders.js';
 import { severity, type LatchedDevice, type NodeSeed } from './seed.js';
 import { clearEvents, newDevice, newNode, resetForBoot, type DeviceState, type NodeState } from './state.js';
 import { formatTimestamp, parseTimestamp } from './time.js';
@@ -192,6 +192,13 @@ class Engine implements ReloadableEngine {
       stamp = Number.isNaN(node.lastT) || t > node.lastT ? t : node.lastT;
       node.lastT = stamp;
       this.#apply(node, normalise(snapshot, this.#families), stamp);
+    }
+    // A present list is complete for every device the node has (§1.9): one naming a device the
+    // node does not have was mapped wrong, so a device it leaves out may be held after all.
+    if (node.holders !== null) {
+      const ids = new Set<string>();
+      for (const device of node.devices.values()) ids.add(device.resourceId);
+      if (!namesOnlyDevicesOf(node.holders, ids)) node.holders = null;
     }
     this.#arm(node);
     this.#publish(node, stamp, out);

@@ -49,6 +49,17 @@ describe('device holders', () => {
     expect(d.entry(1)?.npus[0]).not.toHaveProperty('pods');
   });
 
+  it('takes a list naming a device the node does not have as not known (it cannot be complete)', () => {
+    const d = driver();
+    // `GPU-1` is no resource id of this node: the list was mapped from ids of another kind, so
+    // its silence on Ascend910-0 does not say nobody holds it.
+    d.send(0, { 'Ascend910-1': ['x/y'], 'GPU-1': ['a/b'] }, 1);
+    expect(d.entry(0)?.npus[0]).not.toHaveProperty('pods');
+    expect(d.engine.nodeEntry('node-a')?.npus[0]).not.toHaveProperty('pods');
+    d.send(1, { 'Ascend910-1': ['x/y'] }, 1);
+    expect(d.entry(1)?.npus[0]?.pods).toEqual([]);
+  });
+
   it('takes the newest snapshot’s list, a cached one included (the agent’s own reading)', () => {
     const d = driver();
     d.send(0, { 'Ascend910-0': ['a/old'] }, 1);

@@ -21,3 +21,16 @@ export function holdersByDevice(
   for (const [id, set] of pods) out.set(id, [...set].sort(compareText));
   return out;
 }
+
+/**
+ * Whether `holders` names only devices among `resourceIds` (the node's). A list naming another
+ * device was mapped from ids that are not the node's resource ids, so it cannot be complete for
+ * the devices the node has (CONTRACT §1.9): the engine then takes the holders as not known.
+ */
+export function namesOnlyDevicesOf(
+  holders: ReadonlyMap<string, readonly string[]>,
+  resourceIds: ReadonlySet<string>,
+): boolean {
+  for (const id of holders.keys()) if (!resourceIds.has(id)) return false;
+  return true;
+}
