@@ -122,9 +122,11 @@ describe('k8s/agent manifests', () => {
 
   it('mounts the kubelet’s PodResources directory read-only, nothing else of /var/lib/kubelet', () => {
     const volumes = daemonSet.spec?.template.spec?.volumes ?? [];
+    // DirectoryOrCreate: a node whose kubelet root is elsewhere (k0s, microk8s) still starts the
+    // agent, which reports the socket unavailable; `Directory` would keep the pod from starting.
     expect(volumes.find((v) => v.name === 'pod-resources')?.hostPath).toEqual({
       path: '/var/lib/kubelet/pod-resources',
-      type: 'Directory',
+      type: 'DirectoryOrCreate',
     });
     expect(volumes.filter((v) => v.hostPath?.path.startsWith('/var/lib/kubelet')).map((v) => v.name)).toEqual(
       ['pod-resources'],

@@ -291,6 +291,27 @@ describe('charts/npu-fault renders k8s/', () => {
     };
     expect(schema.properties.agent.properties.collector.enum).toEqual([...COLLECTOR_KINDS]);
   });
+
+  it('mounts the PodResources directory from agent.podResources.hostPath where the agent looks for it', async () => {
+    const k0s = '/var/lib/k0s/kubelet/pod-resources';
+    const chart = await template({ 'agent.podResources.hostPath': k0s });
+    const agent = chart.find((o) => o.kind === 'DaemonSet') as k8s.V1DaemonSet | undefined;
+    const spec = agent?.spec?.template.spec;
+    expect(spec?.volumes?.find((v) => v.name === 'pod-resources')?.hostPath).toEqual({
+      path: k0s,
+      type: 'DirectoryOrCreate',
+    });
+    // Inside the container it stays where the agent's default socket is.
+    expect(spec?.containers[0]?.volumeMounts?.find((m) => m.name === 'pod-resources')?.mountPath).toBe(
+      '/var/lib/kubelet/pod-resources',
+    );
+    const relative = await runHelm(
+      ['template', 'x', CHART, '--set', 'agent.podResources.hostPath=var/lib/kubelet'],
+      home,
+    );
+    expect(relative.code).not.toBe(0);
+    expect(relative.stderr).toContain('hostPath');
+  });
 });
 
 describe('helm install, upgrade and uninstall on the test plane', () => {
