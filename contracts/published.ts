@@ -127,3 +127,23 @@ export type PublishedDevice = z.infer<typeof publishedDeviceSchema>;
 export type PublishedNode = z.infer<typeof publishedNodeSchema>;
 export type AgentState = z.infer<typeof agentStateSchema>;
 export type PublishedDocument = z.infer<typeof publishedDocumentSchema>;
+
+/**
+ * `document` without the pods on its devices (§5.5): who holds a device is for the main status
+ * ConfigMap (read by the controllers and operators) and explain, not for the copies in tenant
+ * namespaces nor the agent's node-local stream, where any tenant would read other tenants' pod
+ * names. The same object when no device carries pods (the common case costs nothing).
+ */
+export function documentWithoutHolders(document: PublishedDocument): PublishedDocument {
+  const held = Object.values(document.nodes).some((node) => node.npus.some((d) => d.pods !== undefined));
+  if (!held) return document;
+  const nodes: Record<string, PublishedNode> = {};
+  for (const [name, node] of Object.entries(document.nodes)) nodes[name] = nodeWithoutHolders(node);
+  return { ...document, nodes };
+}
+
+/** `node` without the pods on its devices (see documentWithoutHolders). */
+export function nodeWithoutHolders(node: PublishedNode): PublishedNode {
+  if (!node.npus.some((d) => d.pods !== undefined)) return node;
+  return { ...node, npus: node.npus.map(({ pods: _pods, ...device }) => device) };
+}

@@ -95,6 +95,21 @@ describe('createFaultFeed', () => {
     expect(calls).toBe(3);
   });
 
+  it('serves no pod names (other tenants’ pods), and a change of holders alone is no change', () => {
+    const feed = createFaultFeed();
+    const held = (pods: string[]) => {
+      const e = entry('failed') as { npus: object[] };
+      return { ...e, npus: e.npus.map((d) => ({ ...d, pods })) };
+    };
+    feed.update({ entry: held(['team-b/train-0']), leader: 'c', term: 1 }, iso(1));
+    expect(JSON.stringify(feed.current().entry)).not.toContain('team-b');
+    expect(feed.current().entry).toEqual(entry('failed'));
+    const id = feed.current().id;
+    feed.update({ entry: held(['team-c/infer-1']), leader: 'c', term: 1 }, iso(2));
+    expect(feed.current().id).toBe(id);
+    expect(JSON.stringify(feed.current().entry)).not.toContain('team-c');
+  });
+
   it('ignores key order', () => {
     const feed = createFaultFeed();
     feed.update({ entry: { a: 1, b: { c: 2, d: 3 } }, leader: 'c', term: 1 }, iso(1));

@@ -14,6 +14,10 @@
  * read an old "healthy" as current, since the controllers publish such a node `unknown`
  * after 5 s without a snapshot (CONTRACT §3.7). Turning stale, and fresh again, is a change.
  *
+ * **No pod names.** The entry is served to every pod on the node, so the pods on its devices
+ * (CONTRACT §1.9: who holds a device, other tenants' pods among them) are left out of it; the
+ * main status ConfigMap and explain keep them.
+ *
  * **Event ids** are the epoch milliseconds of the change (one more than the last id when two
  * changes share a millisecond), so they increase across agent restarts too: a pod resuming a
  * stream with the id it saw from the previous agent process never matches a new process's
@@ -94,12 +98,13 @@ export function createFaultFeed(options: FaultFeedOptions = {}): FaultFeed {
   return {
     current: () => state,
     update(answer, at) {
-      const next = changeKey(answer.entry ?? null);
+      const entry = withoutHolders(answer.entry ?? null);
+      const next = changeKey(entry);
       const changed = next !== key || state.stale;
       key = next;
       state = {
         id: changed ? nextId(state.id, at) : state.id,
-        entry: answer.entry ?? null,
+        entry,
         leader: answer.leader,
         term: answer.term,
         at: changed ? at : state.at,
@@ -133,4 +138,20 @@ function changeKey(entry: unknown): string {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
     return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   });
+}
+
+/** The entry without `pods` on its devices (the feed goes to every pod on the node). */
+function withoutHolders(entry: unknown): unknown {
+  if (entry === null || typeof entry !== 'object' || !('npus' in entry) || !Array.isArray(entry.npus))
+    return entry;
+  const npus: unknown[] = entry.npus;
+  if (!npus.some((d) => d !== null && typeof d === 'object' && 'pods' in d)) return entry;
+  return {
+    ...entry,
+    npus: npus.map((d) => {
+      if (d === null || typeof d !== 'object' || !('pods' in d)) return d;
+      const { pods: _pods, ...device } = d as Record<string, unknown>;
+      return device;
+    }),
+  };
 }

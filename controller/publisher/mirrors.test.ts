@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { FAULT_DATA_KEY, publishedDocumentSchema } from '../../contracts/index.js';
 import { FakeClock, K8sApiError, Registry } from '../../platform/index.js';
 import type { Leadership } from '../leader-election/index.js';
 import { FakeConfigMapClient } from './fake-configmap-client.js';
@@ -42,8 +43,36 @@ class FakeNamespaces implements MirrorNamespaces {
 /** A status write's data: `marker` changes the content, `second` only the timestamp. */
 function source(marker: number, second = 0): MirrorSource {
   const timestamp = new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
-  const { data, content } = serializeDocument(sampleDocument('replica-a', TERM, marker, timestamp));
-  return { data, content };
+  return serializeDocument(sampleDocument('replica-a', TERM, marker, timestamp));
+}
+
+/** A status write naming the pods on a failed device (CONTRACT §1.9), as the main ConfigMap has it. */
+function heldSource(): MirrorSource {
+  const document = sampleDocument('replica-a', TERM, 1);
+  const device = {
+    id: 'npu1',
+    key: '0000:c1:00.0',
+    resource_id: 'Ascend910-1',
+    kind: 'npu' as const,
+    model: '910B',
+    status: 'failed' as const,
+    since: document.timestamp,
+    reason: 'link_down',
+    reasons: ['link_down'],
+    signals: ['link_down'],
+    temperature_c: null,
+    power_w: null,
+    ecc_errors: null,
+    pcie_link_status: 'down' as const,
+  };
+  const node = {
+    node: 'n1',
+    observed_at: document.timestamp,
+    agent: 'ok' as const,
+    summary: { total: 8, healthy: 7, degraded: 0, failed: 1, unknown: 0 },
+    npus: [{ ...device, pods: ['team-b/train-0', 'team-c/infer-1'] }],
+  };
+  return serializeDocument({ ...document, nodes: { n1: node } });
 }
 
 function harness(options: { intervalMs?: number; heartbeatMs?: number } = {}) {
@@ -84,6 +113,24 @@ function harness(options: { intervalMs?: number; heartbeatMs?: number } = {}) {
 }
 
 describe('status mirrors', () => {
+  it('copies the document without the pods on its devices (other tenants’ pod names)', async () => {
+    const h = harness();
+    h.namespaces.label('team-a');
+    const held = heldSource();
+    expect(held.data[FAULT_DATA_KEY]).toContain('team-b/train-0');
+    h.mirrors.publish(held);
+    await h.clock.advance(0);
+    const copied = h.client.peek(key('team-a'))?.data;
+    expect(copied?.[FAULT_DATA_KEY]).not.toContain('team-b/train-0');
+    const mirrored = publishedDocumentSchema.parse(JSON.parse(copied?.[FAULT_DATA_KEY] ?? ''));
+    // Everything else is the written document.
+    expect(mirrored.nodes.n1?.npus[0]).not.toHaveProperty('pods');
+    expect(mirrored.nodes.n1?.npus[0]?.status).toBe('failed');
+    const { pods: _pods, ...device } = held.document.nodes.n1?.npus[0] ?? {};
+    expect(mirrored.nodes.n1?.npus[0]).toEqual(device);
+    await h.stop();
+  });
+
   it('copies the last status write into every labelled namespace but the status one, once there is one', async () => {
     const h = harness();
     h.namespaces.label('team-a', 'team-b', 'ai-infra');

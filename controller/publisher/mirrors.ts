@@ -4,7 +4,9 @@
  * maintains (those labelled `npu-fault.io/status-mirror=true`), because a pod mounts only
  * ConfigMaps of its own namespace.
  *
- * - **Content** is the data of the last acknowledged status write (`publish`).
+ * - **Content** is the data of the last acknowledged status write (`publish`), without the pods
+ *   on its devices (CONTRACT §5.5): a copy is readable by every tenant of its namespace, and
+ *   who holds a device names other tenants' pods. The main ConfigMap keeps them.
  * - **Pace, per namespace.** A changed document is copied at most every `intervalMs` (10 s);
  *   when only its timestamp moved, every `heartbeatMs` (60 s): a mounted copy refreshes on
  *   the kubelet's sync, about once a minute, so copying each heartbeat would cost writes
@@ -30,7 +32,11 @@
  *   namespace that leaves the set while forbidden is forgotten (its copy, if any, is left).
  * - Namespaces are handled one request at a time.
  */
-import { STATUS_CONFIGMAP_NAME } from '../../contracts/index.js';
+import {
+  STATUS_CONFIGMAP_NAME,
+  documentWithoutHolders,
+  type PublishedDocument,
+} from '../../contracts/index.js';
 import {
   isConflict,
   isForbidden,
@@ -45,7 +51,7 @@ import { parseMirrorsConfig, type MirrorsConfig, type MirrorsConfigInput } from 
 import type { ConfigMapClient, ConfigMapKey, StoredConfigMap } from './configmap-client.js';
 import { publisherMetrics, timedWrite, type PublisherMetrics } from './metrics.js';
 import { withRequestTimeout } from './request-signal.js';
-import { MANAGED_BY_LABEL, STATUS_LABELS, type StatusData } from './status-data.js';
+import { MANAGED_BY_LABEL, STATUS_LABELS, serializeDocument, type StatusData } from './status-data.js';
 import { Wakeable } from './wake.js';
 
 /** What the operator binds in a namespace to opt it in (k8s/controller/status-mirror-rbac.yaml). */
@@ -59,8 +65,9 @@ export interface MirrorNamespaces {
   onChange(listener: () => void): () => void;
 }
 
-/** What mirrors copy: the data of an acknowledged status write and its content without timestamp. */
+/** What mirrors copy: an acknowledged status write (its document, data and content without timestamp). */
 export interface MirrorSource {
+  readonly document: PublishedDocument;
   readonly data: StatusData;
   readonly content: string;
 }
@@ -138,7 +145,9 @@ class TermMirrors implements StatusMirrors {
   }
 
   publish(source: MirrorSource): void {
-    this.#source = source;
+    const mirrored = documentWithoutHolders(source.document);
+    // Re-serialised only when some device carried pods; otherwise the written data as is.
+    this.#source = mirrored === source.document ? source : serializeDocument(mirrored);
     this.#wake.wake();
   }
 
