@@ -76,27 +76,35 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
     });
   }
 
-  /** The pods on the node `on` now, by name. */
-  async function podNames(on = node): Promise<string[]> {
+  /** The pods on the node `on` now (only the Running ones with `running`), by name. */
+  async function podNames(on = node, running = false): Promise<string[]> {
     const list = await core.listNamespacedPod({ namespace: ns.name, fieldSelector: `spec.nodeName=${on}` });
-    return list.items.map((p) => p.metadata?.name ?? '').sort();
+    return list.items
+      .filter((p) => !running || p.status?.phase === 'Running')
+      .map((p) => p.metadata?.name ?? '')
+      .sort();
   }
 
-  /** Waits until the pods on the node `on` satisfy `predicate` (a watch, with a deadline). */
+  /**
+   * Waits until the pods on the node `on` (only the Running ones with `running`: kwok finishes
+   * an eviction only of a pod it runs) satisfy `predicate` (a watch, with a deadline).
+   */
   async function podsUntil(
     predicate: (names: string[]) => boolean,
     what: string,
     timeoutMs = 60_000,
     on = node,
+    running = false,
   ) {
-    const names = new Set(await podNames(on));
+    const names = new Set(await podNames(on, running));
     if (predicate([...names].sort())) return;
     await watchUntil<k8s.V1Pod>(
       ns.admin,
       `/api/v1/namespaces/${ns.name}/pods`,
       (p, type) => {
         if (p.spec?.nodeName !== on) return false;
-        if (type === 'DELETED') names.delete(p.metadata?.name ?? '');
+        if (type === 'DELETED' || (running && p.status?.phase !== 'Running'))
+          names.delete(p.metadata?.name ?? '');
         else names.add(p.metadata?.name ?? '');
         return predicate([...names].sort());
       },
@@ -304,7 +312,7 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
     // Asks for an accelerator, no annotation: the annotation fallback would evict it.
     await pod('silent-0', 'huawei.com/Ascend910');
     await pod('web');
-    await podsUntil((names) => names.length === 5, 'five pods on the node');
+    await podsUntil((names) => names.length === 5, 'five pods Running on the node', 60_000, node, true);
 
     const injected = Date.now();
     fleet.faults.set(`${node}/npu1`, { link: 'down' });
@@ -347,7 +355,13 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
     await pod('silent-1', 'huawei.com/Ascend910', {}, unmappedNode);
     await pod('other-1', 'huawei.com/Ascend910', { 'huawei.com/AscendReal': 'Ascend910-0' }, unmappedNode);
     await pod('web-1', undefined, {}, unmappedNode);
-    await podsUntil((names) => names.length === 4, 'four pods on the second node', 60_000, unmappedNode);
+    await podsUntil(
+      (names) => names.length === 4,
+      'four pods Running on the second node',
+      60_000,
+      unmappedNode,
+      true,
+    );
 
     const injected = Date.now();
     fleet.faults.set(`${unmappedNode}/npu1`, { link: 'down' });
