@@ -288,6 +288,24 @@ suite('device taints (DRA) on the real control plane', () => {
     await metric(/remediation_device_taint_writes_total\{action="delete",result="ok"\} 1/);
   });
 
+  it('removes its rules when device taints are turned off', async () => {
+    await settings({ mode: 'cordon', breaker: { maxUnhealthyNodes: 2 }, deviceTaints: { enabled: true } });
+    const target = node(0);
+    fleet.faults.set(`${target}/npu3`, { link: 'down' });
+    await watchUntil<Rule>(ns.admin, RULES, (r) => r.spec?.deviceSelector?.pool === target, {
+      timeoutMs: 15_000,
+      what: `a DeviceTaintRule for ${target}`,
+    });
+    // The device is still failed: only turning the feature off removes the rule.
+    await settings({ mode: 'cordon', breaker: { maxUnhealthyNodes: 2 }, deviceTaints: { enabled: false } });
+    await noRuleFor(target, 15_000);
+    // Removed by the turn-off (the device recovered in the test before: the second delete).
+    await metric(/remediation_device_taint_writes_total\{action="delete",result="ok"\} 2/);
+    const cleared = Date.now();
+    fleet.faults.delete(`${target}/npu3`);
+    await follower.waitFor((d) => statusIn(d, target, 'npu3') === 'healthy', 20_000, 'npu3 healthy', cleared);
+  });
+
   it('creates no rule while the breaker is open', async () => {
     // node 0 is still cordoned from the test before (no uncordon): with one more failed node
     // the count (2) is over the limit (1).

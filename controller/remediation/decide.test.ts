@@ -181,6 +181,20 @@ describe('decide', () => {
     ]);
   });
 
+  it('counts nodes with a device to taint toward the breaker, below trigger.minDevices too', () => {
+    // A fleet-wide false positive, one device per node, with minDevices raised for taint-only use.
+    const entries = Object.fromEntries(tenNodes().map((n) => [n.name, failed(n.name, [{ id: 'npu0' }])]));
+    const taintOnly = { trigger: { minDevices: 3 }, deviceTaints: { enabled: true } };
+    const decision = run({ nodes: tenNodes(), entries, config: taintOnly });
+    expect(decision.breaker?.state).toBe('open');
+    expect(decision.unhealthy).toHaveLength(10);
+    expect(decision.actions.filter((a) => a.kind !== 'skip')).toEqual([]);
+    // Device taints off: nothing acts below minDevices, and nothing counts.
+    const off = run({ nodes: tenNodes(), entries, config: { trigger: { minDevices: 3 } } });
+    expect(off.breaker).toBeUndefined();
+    expect(off.unhealthy).toEqual([]);
+  });
+
   it('opens the breaker when 3 of 10 nodes fail at once, and cordons none of them', () => {
     const entries = Object.fromEntries(['n2', 'n5', 'n7'].map((n) => [n, failed(n, [{ id: 'npu0' }])]));
     const decision = run({ nodes: tenNodes(), entries });

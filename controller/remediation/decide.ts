@@ -164,11 +164,19 @@ export function decide(input: DecisionInput): Decision {
   }
 
   // The breaker counts nodes in trouble: failing now, held by us, or released within the window.
+  // With device taints on, a node with a device to taint is failing now too (each device is
+  // tainted below trigger.minDevices): a fleet-wide false positive must open the breaker.
   // Nodes in maintenance do not count: planned work must not look like a fault storm.
   const unhealthy = input.nodes
     .filter((node) => !node.maintenance)
     .filter((node) => {
       if (triggering.has(node.name)) return true;
+      if (
+        config.deviceTaints.enabled &&
+        !node.optedOut &&
+        matchingDevices(input.entry(node.name), config.trigger).length > 0
+      )
+        return true;
       const record = node.record;
       if (!record) return false;
       if (HELD.has(record.phase)) return true;

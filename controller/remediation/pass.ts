@@ -111,6 +111,7 @@ export function createPass(deps: PassDeps): Pass {
         })),
         config,
         breakerOpen: (decision.breaker ?? read.state).state === 'open',
+        now,
       },
       signal,
     );

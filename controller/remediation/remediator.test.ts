@@ -16,6 +16,7 @@ import { FakeEventClient } from '../node-status/testing.js';
 import { FakeConfigMapClient, memoryLog } from '../publisher/testing.js';
 import type { CachedNode } from '../watch/index.js';
 import { parseRemediationConfig, type RemediationConfigInput } from './config.js';
+import { FakeDeviceTaintClient } from './device-taints/testing.js';
 import { FakeRemediationNodeClient } from './fake-node-client.js';
 import { createRemediationMetrics } from './metrics.js';
 import { createRemediator, type DrainFunction, type DrainResult, type Remediator } from './remediator.js';
@@ -101,6 +102,7 @@ afterEach(async () => {
 function harness(
   settings: RemediationConfigInput | { current: RemediationConfigInput },
   nodeNames = ['n0', 'n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7', 'n8', 'n9'],
+  deviceTaints?: FakeDeviceTaintClient,
 ): Harness {
   const clock = new FakeClock(T0);
   const nodes = new FakeRemediationNodeClient();
@@ -157,6 +159,7 @@ function harness(
       log,
       metrics: createRemediationMetrics(registry),
       leadership: () => (leading.value ? { leading: true, term: 3 } : { leading: false }),
+      ...(deviceTaints ? { deviceTaints } : {}),
     },
     { identity: 'replica-a', term: 3, namespace: NS },
   );
@@ -255,6 +258,44 @@ describe('remediator', () => {
     expect([...h.nodes.nodes.values()].some((n) => n.unschedulable)).toBe(false);
     await h.flushEvents();
     expect(reasons(h)).toEqual([`${BREAKER_CONFIGMAP}:RemediationBreakerOpen`]);
+  });
+
+  it('device taints: a fleet-wide failure below minDevices opens the breaker and taints nothing', async () => {
+    const taints = new FakeDeviceTaintClient(NS);
+    const names = ['n0', 'n1', 'n2', 'n3', 'n4', 'n5', 'n6', 'n7', 'n8', 'n9'];
+    for (const node of names) {
+      taints.slices.set(node, [
+        {
+          metadata: { name: `${node}-slice` },
+          spec: {
+            driver: 'fake.npu-fault.io',
+            nodeName: node,
+            pool: { name: node, generation: 1 },
+            devices: [
+              { name: 'npu3', attributes: { 'resource.kubernetes.io/pciBusID': { string: '0000:3b:00.0' } } },
+            ],
+          },
+        },
+      ]);
+    }
+    const h = harness(
+      { mode: 'cordon', trigger: { minDevices: 2 }, deviceTaints: { enabled: true } },
+      names,
+      taints,
+    );
+    for (const node of names) {
+      const entry = failedEntry(node);
+      entry.npus = entry.npus.map((npu) => ({ ...npu, key: '0000:3b:00.0' }));
+      h.entries.set(node, entry);
+    }
+    await h.start();
+    const stored = await h.configMaps.get(
+      { namespace: NS, name: BREAKER_CONFIGMAP },
+      new AbortController().signal,
+    );
+    expect(decodeBreaker(stored?.data[BREAKER_KEY]).value?.state).toBe('open');
+    expect(taints.writes).toEqual([]);
+    expect([...h.nodes.nodes.values()].some((n) => n.unschedulable)).toBe(false);
   });
 
   it('treats an unreadable breaker record as open and says how to fix it', async () => {

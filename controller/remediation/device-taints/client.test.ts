@@ -1,5 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type * as k8s from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { parseAllDocuments } from 'yaml';
 import { K8sApiError } from '../../../platform/index.js';
 import { createKubeDeviceTaintClient } from './client.js';
 import type { DesiredRule } from './desired.js';
@@ -93,15 +95,13 @@ describe('the DeviceTaintRule client', () => {
     );
   });
 
-  it("lists a node's ResourceSlices by field selector, and takes a rule already gone as deleted", async () => {
+  it('lists every ResourceSlice in one call, and takes a rule already gone as deleted', async () => {
     const { api: stub, calls } = api(['v1']);
     const client = createKubeDeviceTaintClient(stub, 'ai-infra');
-    await client.listSlices('n1', signal);
-    expect(calls[0]).toMatchObject({
-      plural: 'resourceslices',
-      version: 'v1',
-      fieldSelector: 'spec.nodeName=n1',
-    });
+    await client.listSlices(signal);
+    expect(calls).toEqual([
+      { group: 'resource.k8s.io', plural: 'resourceslices', version: 'v1', verb: 'list' },
+    ]);
     const gone = {
       listClusterCustomObject: () => Promise.resolve({ items: [] }),
       deleteClusterCustomObject: () => Promise.reject(new K8sApiError(404, 'NotFound')),
@@ -109,5 +109,27 @@ describe('the DeviceTaintRule client', () => {
     await expect(
       createKubeDeviceTaintClient(gone, 'ai-infra').delete('x', '1', signal),
     ).resolves.toBeUndefined();
+  });
+
+  it('uses exactly the verbs k8s/controller/device-taints grants (no more is granted)', async () => {
+    const { api: stub, calls } = api(['v1']);
+    const client = createKubeDeviceTaintClient(stub, 'ai-infra');
+    await client.listSlices(signal);
+    await client.listOwnedRules(signal);
+    await client.create(RULE, signal);
+    await client.replace(RULE, '1', signal);
+    await client.delete(RULE.name, '2', signal);
+    const used = new Set(calls.map((c) => `${c.plural} ${c.verb === 'replace' ? 'update' : c.verb}`));
+    const granted = new Set<string>();
+    for (const document of parseAllDocuments(
+      readFileSync(new URL('../../../k8s/controller/device-taints/rbac.yaml', import.meta.url), 'utf8'),
+    )) {
+      const role = document.toJS() as { kind: string; rules?: { resources: string[]; verbs: string[] }[] };
+      if (role.kind !== 'ClusterRole') continue;
+      for (const rule of role.rules ?? [])
+        for (const resource of rule.resources)
+          for (const verb of rule.verbs) granted.add(`${resource} ${verb}`);
+    }
+    expect([...granted].sort()).toEqual([...used].sort());
   });
 });

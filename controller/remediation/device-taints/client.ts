@@ -18,6 +18,8 @@ import {
 } from './desired.js';
 
 const GROUP = 'resource.k8s.io';
+/** One slice list may take this long: a slow apiserver must not hold the pass. */
+export const SLICE_LIST_TIMEOUT_MS = 10_000;
 /** The versions serving DeviceTaintRule, newest first. */
 export const DEVICE_TAINT_RULE_VERSIONS = ['v1', 'v1beta2'] as const;
 
@@ -36,8 +38,10 @@ export interface StoredRule {
 
 /** Reads slices and rules, writes rules. Failures throw K8sApiError when the API answered. */
 export interface DeviceTaintClient {
-  /** The ResourceSlices of `node` (raw objects: the caller checks them). */
-  listSlices(node: string, signal: AbortSignal): Promise<unknown[]>;
+  /** The namespace of the controller owning the rules (names and labels carry it). */
+  readonly owner: string;
+  /** Every ResourceSlice, one list (raw objects: the caller checks them). */
+  listSlices(signal: AbortSignal): Promise<unknown[]>;
   /** The rules carrying this controller's labels (managed-by, its namespace). */
   listOwnedRules(signal: AbortSignal): Promise<StoredRule[]>;
   create(rule: DesiredRule, signal: AbortSignal): Promise<void>;
@@ -107,11 +111,13 @@ export function createKubeDeviceTaintClient(api: k8s.CustomObjectsApi, owner: st
   };
 
   return {
-    async listSlices(node, signal) {
+    owner,
+    async listSlices(signal) {
+      const bounded = AbortSignal.any([signal, AbortSignal.timeout(SLICE_LIST_TIMEOUT_MS)]);
       const list = (await call(() =>
         api.listClusterCustomObject(
-          { group: GROUP, version: 'v1', plural: 'resourceslices', fieldSelector: `spec.nodeName=${node}` },
-          requestOptions({ signal }),
+          { group: GROUP, version: 'v1', plural: 'resourceslices' },
+          requestOptions({ signal: bounded }),
         ),
       )) as { items?: unknown[] };
       return list.items ?? [];

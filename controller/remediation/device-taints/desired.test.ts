@@ -10,6 +10,7 @@ import {
 } from './desired.js';
 import { parseResourceSlice, type ResourceSliceView } from './resource-slices.js';
 
+const OWNER = 'ai-infra';
 const UUID_A = 'GPU-6a1b2c3d-0000-1111-2222-333344445555';
 const UUID_B = 'GPU-7a1b2c3d-0000-1111-2222-333344445555';
 
@@ -90,10 +91,11 @@ describe('device taints wanted', () => {
       [node('n1', entry('n1', [{ key: UUID_B, resource_id: UUID_B }]))],
       slices,
       config(),
+      OWNER,
     );
     expect(byUuid.rules).toEqual([
       {
-        name: ruleName('n1', 'fake.npu-fault.io', 'n1', 'gpu1'),
+        name: ruleName(OWNER, 'n1', 'fake.npu-fault.io', 'n1', 'gpu1'),
         node: 'n1',
         deviceKey: UUID_B,
         driver: 'fake.npu-fault.io',
@@ -110,6 +112,7 @@ describe('device taints wanted', () => {
         mode: 'drain',
         deviceTaints: { enabled: true, effect: 'NoExecute', taintKey: 'example.com/bad' },
       }),
+      OWNER,
     );
     expect(byPci.rules.map((r) => [r.device, r.taint])).toEqual([
       ['gpu0', { key: 'example.com/bad', value: 'failed', effect: 'NoExecute' }],
@@ -137,6 +140,7 @@ describe('device taints wanted', () => {
       ],
       twice,
       config(),
+      OWNER,
     );
     expect(result.rules).toEqual([]);
     expect(result.unmatched.map((u) => u.why)).toEqual(['no-identifier', 'no-device']);
@@ -153,6 +157,7 @@ describe('device taints wanted', () => {
         [node('n1', entry('n1', [{ key: '0000:3b:00.0', resource_id: 'x' }]))],
         ambiguous,
         config(),
+        OWNER,
       ).unmatched,
     ).toEqual([{ node: 'n1', deviceKey: '0000:3b:00.0', why: 'ambiguous' }]);
   });
@@ -165,6 +170,7 @@ describe('device taints wanted', () => {
       [node('n1', entry('n1', [{ key: UUID_A, resource_id: UUID_A }]))],
       [stale, fresh, elsewhere],
       config(),
+      OWNER,
     );
     expect(result.rules.map((r) => r.device)).toEqual(['new0']);
   });
@@ -181,6 +187,7 @@ describe('device taints wanted', () => {
       ],
       slices,
       config(),
+      OWNER,
     );
     expect(result.rules).toEqual([]);
     expect([...result.keep].sort()).toEqual(['planned', 'unseen']);
@@ -190,12 +197,13 @@ describe('device taints wanted', () => {
 
   it('follow the trigger: degraded devices only when the trigger counts them', () => {
     const degraded = [node('n1', entry('n1', [{ key: UUID_A, resource_id: UUID_A, status: 'degraded' }]))];
-    expect(desiredDeviceTaints(degraded, slices, config()).rules).toEqual([]);
+    expect(desiredDeviceTaints(degraded, slices, config(), OWNER).rules).toEqual([]);
     expect(
       desiredDeviceTaints(
         degraded,
         slices,
         config({ trigger: { statuses: ['failed', 'degraded'] } }),
+        OWNER,
       ).rules.map((r) => r.taint.value),
     ).toEqual(['degraded']);
   });
@@ -215,12 +223,14 @@ describe('device identifiers', () => {
   });
 
   it('name rules as DNS subdomains, the same for the same device, apart for different ones', () => {
-    const name = ruleName('Node_A.example', 'fake.npu-fault.io', 'pool', 'gpu-0');
+    const name = ruleName(OWNER, 'Node_A.example', 'fake.npu-fault.io', 'pool', 'gpu-0');
     expect(name).toMatch(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/);
     expect(name.length).toBeLessThanOrEqual(253);
-    expect(ruleName('Node_A.example', 'fake.npu-fault.io', 'pool', 'gpu-0')).toBe(name);
-    expect(ruleName('node-a.example', 'fake.npu-fault.io', 'pool', 'gpu-0')).not.toBe(name);
-    expect(ruleName('x'.repeat(253), 'd', 'p', 'y'.repeat(63)).length).toBeLessThanOrEqual(253);
+    expect(ruleName(OWNER, 'Node_A.example', 'fake.npu-fault.io', 'pool', 'gpu-0')).toBe(name);
+    expect(ruleName(OWNER, 'node-a.example', 'fake.npu-fault.io', 'pool', 'gpu-0')).not.toBe(name);
+    expect(ruleName(OWNER, 'x'.repeat(253), 'd', 'p', 'y'.repeat(63)).length).toBeLessThanOrEqual(253);
+    // A second install (another namespace) names the same device apart: no 409 on its create.
+    expect(ruleName('ai-infra-2', 'Node_A.example', 'fake.npu-fault.io', 'pool', 'gpu-0')).not.toBe(name);
   });
 });
 

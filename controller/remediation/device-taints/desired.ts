@@ -72,11 +72,15 @@ export function nodesToTaint(nodes: readonly DeviceTaintNode[], config: Remediat
     .map((node) => node.name);
 }
 
-/** The rules wanted for `nodes`, given the ResourceSlices of the nodes with devices to taint. */
+/**
+ * The rules wanted for `nodes`, given the ResourceSlices of the nodes with devices to taint,
+ * for the install whose controller runs in namespace `owner`.
+ */
 export function desiredDeviceTaints(
   nodes: readonly DeviceTaintNode[],
   slices: readonly ResourceSliceView[],
   config: RemediationConfig,
+  owner: string,
 ): DesiredDeviceTaints {
   const rules: DesiredRule[] = [];
   const keep = new Set<string>();
@@ -92,7 +96,8 @@ export function desiredDeviceTaints(
     const devices = devicesToTaint(node, config);
     if (devices.length === 0) continue;
     const onNode = current.filter((slice) => slice.nodeName === node.name);
-    // Not a DRA node: nothing to taint, nothing to report.
+    // Not a DRA node (or its slices are gone for now): nothing to taint, nothing to report.
+    // The reconciler keeps the rules of a node whose slices went missing a short while.
     if (onNode.length === 0) continue;
     for (const device of devices) {
       const found = matchDevice(device, onNode);
@@ -101,7 +106,7 @@ export function desiredDeviceTaints(
         continue;
       }
       rules.push({
-        name: ruleName(node.name, found.slice.driver, found.slice.pool, found.device.name),
+        name: ruleName(owner, node.name, found.slice.driver, found.slice.pool, found.device.name),
         node: node.name,
         deviceKey: device.key,
         driver: found.slice.driver,
@@ -119,7 +124,7 @@ export function desiredDeviceTaints(
 }
 
 /** The node's devices matching the trigger's statuses and reasons (each device on its own). */
-function devicesToTaint(node: DeviceTaintNode, config: RemediationConfig): PublishedDevice[] {
+export function devicesToTaint(node: DeviceTaintNode, config: RemediationConfig): PublishedDevice[] {
   return matchingDevices(node.entry, config.trigger);
 }
 
@@ -202,11 +207,12 @@ export function normalisePciAddress(value: string): string | undefined {
 
 /**
  * A DNS-subdomain name, the same for the same device on every replica and pass: readable
- * node and device, then a hash of driver/pool/device/node (sanitising can merge names).
+ * node and device, then a hash of owner/driver/pool/device/node (sanitising can merge names;
+ * the owner, the controller's namespace, keeps two installs' rules for one device apart).
  */
-export function ruleName(node: string, driver: string, pool: string, device: string): string {
+export function ruleName(owner: string, node: string, driver: string, pool: string, device: string): string {
   const hash = createHash('sha256')
-    .update(`${node}\n${driver}\n${pool}\n${device}`)
+    .update(`${owner}\n${node}\n${driver}\n${pool}\n${device}`)
     .digest('hex')
     .slice(0, 10);
   const readable = `npu-fault-${node}-${device}`

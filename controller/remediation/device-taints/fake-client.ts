@@ -3,21 +3,33 @@ import { K8sApiError } from '../../../platform/index.js';
 import type { DeviceTaintClient, StoredRule } from './client.js';
 import type { DesiredRule } from './desired.js';
 
-/** The fake: slices by node, rules by name; `writes` lists every successful write. */
+/**
+ * The fake: slices by node (listed all at once), rules by name; `writes` lists every successful
+ * write, `sliceLists` and `ruleLists` count the lists.
+ */
 export class FakeDeviceTaintClient implements DeviceTaintClient {
   readonly slices = new Map<string, unknown[]>();
+  sliceLists = 0;
+  ruleLists = 0;
   readonly rules = new Map<string, StoredRule>();
   readonly writes: { verb: 'create' | 'replace' | 'delete'; name: string }[] = [];
   /** Set: every call fails with it (a 403 without the RBAC, say). */
   failWith: Error | undefined;
+  /** Set: slice lists alone fail with it. */
+  failSlicesWith: Error | undefined;
   #version = 1;
 
-  listSlices(node: string): Promise<unknown[]> {
-    if (this.failWith) return Promise.reject(this.failWith);
-    return Promise.resolve(structuredClone(this.slices.get(node) ?? []));
+  constructor(readonly owner = 'ai-infra') {}
+
+  listSlices(): Promise<unknown[]> {
+    this.sliceLists++;
+    const failure = this.failWith ?? this.failSlicesWith;
+    if (failure) return Promise.reject(failure);
+    return Promise.resolve(structuredClone([...this.slices.values()].flat()));
   }
 
   listOwnedRules(): Promise<StoredRule[]> {
+    this.ruleLists++;
     if (this.failWith) return Promise.reject(this.failWith);
     return Promise.resolve([...this.rules.values()].map((rule) => structuredClone(rule)));
   }

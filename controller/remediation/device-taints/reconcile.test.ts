@@ -8,10 +8,10 @@ import { parseRemediationText } from '../config-watch.js';
 import { createRemediationMetrics } from '../metrics.js';
 import { FakeDeviceTaintClient } from './fake-client.js';
 import { ruleName } from './desired.js';
-import { createDeviceTaintReconciler } from './reconcile.js';
+import { SLICE_GRACE_MS, createDeviceTaintReconciler } from './reconcile.js';
 
 const UUID = 'GPU-6a1b2c3d-0000-1111-2222-333344445555';
-const RULE = ruleName('n1', 'fake.npu-fault.io', 'n1', 'gpu0');
+const RULE = ruleName('ai-infra', 'n1', 'fake.npu-fault.io', 'n1', 'gpu0');
 
 function failedEntry(): PublishedNode {
   return {
@@ -73,6 +73,7 @@ function harness() {
     leading: () => leading.value,
   });
   let entry: PublishedNode | null | undefined = failedEntry();
+  const clock = { now: 1_800_000_000_000 };
   const signal = new AbortController().signal;
   const run = (input: RemediationConfigInput = {}, breakerOpen = false) =>
     reconciler.reconcile(
@@ -80,11 +81,13 @@ function harness() {
         nodes: [{ name: 'n1', optedOut: false, maintenance: false, entry }],
         config: parseRemediationConfig({ mode: 'cordon', deviceTaints: { enabled: true }, ...input }),
         breakerOpen,
+        now: clock.now,
       },
       signal,
     );
   return {
     client,
+    clock,
     registry,
     recorded,
     messages,
@@ -174,6 +177,83 @@ describe('device taint reconcile', () => {
     expect(
       await h.metric('npu_fault_controller_remediation_device_taint_writes_total{action="list"'),
     ).toEqual(['npu_fault_controller_remediation_device_taint_writes_total{action="list",result="error"} 2']);
+  });
+
+  it('lists the slices once a pass, and not at all with the breaker open and no rule to keep', async () => {
+    const h = harness();
+    await h.run({}, true);
+    expect(h.client.sliceLists).toBe(0);
+    await h.run();
+    expect(h.client.sliceLists).toBe(1);
+    // Open again with a rule on the node: its slices tell whether the rule is still wanted.
+    await h.run({}, true);
+    expect(h.client.sliceLists).toBe(2);
+    expect(h.client.rules.has(RULE)).toBe(true);
+    h.setEntry(null);
+    await h.run({}, true);
+    expect(h.client.sliceLists).toBe(2);
+    expect(h.client.rules.size).toBe(0);
+  });
+
+  it("keeps a node's rules while its slices are gone for less than the grace (a driver restarting)", async () => {
+    const h = harness();
+    await h.run();
+    h.client.slices.delete('n1');
+    h.clock.now += SLICE_GRACE_MS - 1;
+    await h.run();
+    expect(h.client.rules.has(RULE)).toBe(true);
+    h.client.slices.set('n1', [SLICE]); // back: the grace starts again from here
+    h.clock.now += 1000;
+    await h.run();
+    h.client.slices.delete('n1');
+    h.clock.now += SLICE_GRACE_MS - 1;
+    await h.run();
+    expect(h.client.rules.has(RULE)).toBe(true);
+    h.clock.now += 1;
+    await h.run();
+    expect(h.client.rules.size).toBe(0);
+    // Unreadable slices keep the rules however long.
+    await (h.client.slices.set('n1', [SLICE]), h.run());
+    h.client.failSlicesWith = new Error('timeout');
+    h.clock.now += 10 * SLICE_GRACE_MS;
+    await h.run();
+    expect(h.client.rules.has(RULE)).toBe(true);
+  });
+
+  it('removes every rule it owns once when turned off, then idles until turned on again', async () => {
+    const h = harness();
+    await h.run();
+    await h.run({ deviceTaints: { enabled: false }, dryRun: true });
+    expect(h.client.rules.has(RULE)).toBe(true);
+    expect(h.recorded.at(-1)?.message).toBe(`would delete DeviceTaintRule ${RULE}`);
+    await h.run({ deviceTaints: { enabled: true } });
+    await h.run({ deviceTaints: { enabled: false } });
+    expect(h.client.rules.size).toBe(0);
+    expect(h.recorded.at(-1)).toEqual({
+      node: 'n1',
+      reason: 'DeviceTaintRemoved',
+      message: `DeviceTaintRule ${RULE} removed: device taints turned off`,
+    });
+    // Idle: a rule appearing now (someone else's doing) is not looked for.
+    await h.run();
+    const before = h.client.writes.length;
+    await h.run({ deviceTaints: { enabled: false } });
+    expect(h.client.writes.length).toBe(before + 1);
+    const lists = h.client.ruleLists;
+    await h.run({ deviceTaints: { enabled: false } });
+    expect(h.client.writes.length).toBe(before + 1);
+    expect(h.client.ruleLists).toBe(lists); // idle: not even listed
+    // Without the RBAC (never turned on): said once at info, not retried.
+    const h2 = harness();
+    h2.client.failWith = new K8sApiError(403, 'Forbidden');
+    await h2.run({ deviceTaints: { enabled: false } });
+    await h2.run({ deviceTaints: { enabled: false } });
+    expect(h2.client.ruleLists).toBe(1);
+    expect(
+      h2
+        .messages()
+        .filter((m) => String(m.msg).startsWith('device taints off; their rules cannot be listed')),
+    ).toHaveLength(1);
   });
 
   it('counts and logs once a device that matches no slice device', async () => {

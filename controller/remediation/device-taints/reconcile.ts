@@ -1,18 +1,22 @@
 /**
- * Device taints, level-triggered: every pass (while leading) reads the ResourceSlices of the
- * nodes with devices to taint and the rules this controller owns, then creates the rules
- * missing, replaces those that differ and deletes those no longer wanted. With the breaker
- * open nothing new is tainted (no create, no replace) but removals on recovery go on; a dry
- * run reports each would-be write once and writes nothing. Failures are counted and logged;
+ * Device taints, level-triggered: every pass (while leading) reads the rules this controller
+ * owns and, in one list, the ResourceSlices (when a node with devices to taint needs them),
+ * then creates the rules missing, replaces those that differ and deletes those no longer
+ * wanted. With the breaker open nothing new is tainted (no create, no replace) but removals on
+ * recovery go on; a dry run reports each would-be write once and writes nothing. Turned off
+ * (deviceTaints.enabled false), the rules are removed once. Failures are counted and logged;
  * the next pass tries again.
  */
-import { describeError, isConflict, type Logger } from '../../../platform/index.js';
+import { K8sApiError, describeError, isConflict, type Logger } from '../../../platform/index.js';
 import type { EventRecorder } from '../../node-status/index.js';
 import type { RemediationConfig } from '../config.js';
 import type { RemediationMetrics } from '../metrics.js';
 import type { DeviceTaintClient, StoredRule } from './client.js';
 import {
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
   desiredDeviceTaints,
+  devicesToTaint,
   nodesToTaint,
   type DesiredRule,
   type DeviceTaintNode,
@@ -36,6 +40,8 @@ export interface DeviceTaintInput {
   config: RemediationConfig;
   /** The breaker as the pass left it: open, nothing new is tainted. */
   breakerOpen: boolean;
+  /** The pass's time (ms). */
+  now: number;
 }
 
 /** The device taints of one term. */
@@ -46,6 +52,12 @@ export interface DeviceTaintReconciler {
 
 const UNMATCHED: readonly UnmatchedWhy[] = ['no-identifier', 'no-device', 'ambiguous'];
 
+/** How long a node's rules outlive its ResourceSlices (a DRA driver restarting republishes them). */
+export const SLICE_GRACE_MS = 60_000;
+
+/** The command that removes this controller's rules by hand (logs, docs). */
+const REMOVE_BY_HAND = `kubectl delete devicetaintrules -l ${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+
 /** Creates the reconciler of one term. */
 export function createDeviceTaintReconciler(deps: DeviceTaintDeps): DeviceTaintReconciler {
   const { client, events, log, metrics } = deps;
@@ -54,7 +66,17 @@ export function createDeviceTaintReconciler(deps: DeviceTaintDeps): DeviceTaintR
   const count = (action: string, result: string): void => metrics.deviceTaintWrites.inc({ action, result });
   const nodeObject = (node: string) => ({ apiVersion: 'v1', kind: 'Node', name: node, uid: node });
 
-  /** The slices of `nodes`; nodes whose slices cannot all be read are returned apart. */
+  /** When each node's slices were last seen (the grace of a driver restarting). */
+  const slicesSeenAt = new Map<string, number>();
+  /** The first pass of this term: a node not seen since counts as seen then. */
+  let startedAt: number | undefined;
+  /** Whether the rules were removed since device taints were last turned off. */
+  let cleared = false;
+
+  /**
+   * Every ResourceSlice, in one list; `nodes` (those that need theirs) whose slices cannot
+   * all be read are returned apart.
+   */
   const readSlices = async (
     nodes: readonly string[],
     signal: AbortSignal,
@@ -63,31 +85,36 @@ export function createDeviceTaintReconciler(deps: DeviceTaintDeps): DeviceTaintR
     const slices: ResourceSliceView[] = [];
     const unreadable = new Set<string>();
     let invalid = 0;
-    for (const node of nodes) {
-      try {
-        for (const object of await client.listSlices(node, signal)) {
-          const parsed = parseResourceSlice(object);
-          if ('slice' in parsed) {
-            slices.push(parsed.slice);
-            continue;
-          }
-          invalid++;
-          unreadable.add(node);
-          const what = `invalid ${parsed.error}`;
-          saying.add(what);
-          if (!said.has(what))
-            log.warn({ node, err: parsed.error }, 'ResourceSlice refused; the node keeps its device taints');
-        }
-      } catch (error) {
-        if (signal.aborted) throw error;
-        unreadable.add(node);
-        count('list-slices', 'error');
-        const err = describeError(error);
-        const what = `unreadable ${node} ${err}`;
-        saying.add(what);
-        if (!said.has(what))
-          log.warn({ node, err }, 'ResourceSlices unreadable; the node keeps its device taints');
+    let objects: unknown[];
+    try {
+      objects = await client.listSlices(signal);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      count('list-slices', 'error');
+      const err = describeError(error);
+      const what = `unreadable ${err}`;
+      saying.add(what);
+      if (!said.has(what))
+        log.warn(
+          { err, nodes: nodes.length },
+          'ResourceSlices unreadable; the nodes keep their device taints',
+        );
+      return { slices, unreadable: new Set(nodes), invalid };
+    }
+    for (const object of objects) {
+      const parsed = parseResourceSlice(object);
+      if ('slice' in parsed) {
+        slices.push(parsed.slice);
+        continue;
       }
+      invalid++;
+      // Its node, if it can be told: that node keeps its rules; if not, every node does.
+      const node = (object as { spec?: { nodeName?: unknown } } | null)?.spec?.nodeName;
+      for (const affected of typeof node === 'string' ? [node] : nodes) unreadable.add(affected);
+      const what = `invalid ${parsed.error}`;
+      saying.add(what);
+      if (!said.has(what))
+        log.warn({ node, err: parsed.error }, 'ResourceSlice refused; the node keeps its device taints');
     }
     return { slices, unreadable, invalid };
   };
@@ -134,11 +161,35 @@ export function createDeviceTaintReconciler(deps: DeviceTaintDeps): DeviceTaintR
   };
 
   const reconcile = async (input: DeviceTaintInput, signal: AbortSignal): Promise<void> => {
-    const { config } = input;
+    const { config, now } = input;
     const saying = new Set<string>();
-    const read = await readSlices(nodesToTaint(input.nodes, config), signal, saying);
-    const desired = desiredDeviceTaints(input.nodes, read.slices, config);
+    startedAt ??= now;
     const owned = await client.listOwnedRules(signal);
+    // With the breaker open nothing is created: only nodes with rules need their slices (to
+    // tell which rules are still wanted); with no node needing them, nothing is listed.
+    const ruled = new Set(owned.map((rule) => rule.node));
+    const needed: string[] = [];
+    const toTaint = new Set(nodesToTaint(input.nodes, config));
+    for (const node of input.nodes.filter((n) => toTaint.has(n.name))) {
+      if (!input.breakerOpen || ruled.has(node.name)) needed.push(node.name);
+      // Held back unread: each device counts as a create the breaker stopped.
+      else
+        metrics.deviceTaintWrites.inc(
+          { action: 'create', result: 'breaker-open' },
+          devicesToTaint(node, config).length,
+        );
+    }
+    const read =
+      needed.length > 0
+        ? await readSlices(needed, signal, saying)
+        : { slices: [], unreadable: new Set<string>(), invalid: 0 };
+    const published = new Set(read.slices.map((slice) => slice.nodeName));
+    for (const node of published) if (node !== undefined) slicesSeenAt.set(node, now);
+    // A node whose slices are gone a short while (its DRA driver restarting) keeps its rules.
+    for (const node of needed)
+      if (!published.has(node) && now - (slicesSeenAt.get(node) ?? startedAt) < SLICE_GRACE_MS)
+        read.unreadable.add(node);
+    const desired = desiredDeviceTaints(input.nodes, read.slices, config, client.owner);
     metrics.invalidSlices.set(read.invalid);
     metrics.deviceTaintRules.set(owned.length);
     for (const why of UNMATCHED)
@@ -223,11 +274,67 @@ export function createDeviceTaintReconciler(deps: DeviceTaintDeps): DeviceTaintR
     said = saying;
   };
 
+  /** Turned off: every rule this install owns is removed (in a dry run, reported); true when done. */
+  const clear = async (config: RemediationConfig, signal: AbortSignal): Promise<boolean> => {
+    let owned: StoredRule[];
+    try {
+      owned = await client.listOwnedRules(signal);
+    } catch (error) {
+      if (signal.aborted) return false;
+      const err = describeError(error);
+      // No RBAC (the usual case for an install that never turned them on) or no API: nothing
+      // this controller can remove; said once, not retried until turned on and off again.
+      if (error instanceof K8sApiError && (error.apiStatus === 403 || error.apiStatus === 404)) {
+        log.info(
+          { err, remove: REMOVE_BY_HAND },
+          'device taints off; their rules cannot be listed, any left must be removed by hand',
+        );
+        return true;
+      }
+      count('list', 'error');
+      log.warn({ err }, 'device taints off; their rules not listed, the next pass tries again');
+      return false;
+    }
+    metrics.deviceTaintRules.set(owned.length);
+    let done = true;
+    for (const rule of owned) {
+      if (config.dryRun) {
+        dryRun('delete', rule, new Set());
+        continue;
+      }
+      const deleted = await write(
+        'delete',
+        rule,
+        () => client.delete(rule.name, rule.resourceVersion, signal),
+        signal,
+      );
+      done &&= deleted;
+      if (deleted) {
+        log.info({ rule: rule.name, node: rule.node }, 'device taint removed: device taints turned off');
+        if (rule.node !== undefined)
+          events.record(
+            nodeObject(rule.node),
+            'Normal',
+            'DeviceTaintRemoved',
+            `DeviceTaintRule ${rule.name} removed: device taints turned off`,
+          );
+      }
+    }
+    if (done) metrics.deviceTaintRules.set(0);
+    return done;
+  };
+
   /** The last failure logged (a 403 without the RBAC would otherwise be logged every pass). */
   let lastFailure: string | undefined;
   return {
     async reconcile(input, signal) {
-      if (!input.config.deviceTaints.enabled || !deps.leading()) return;
+      if (!deps.leading()) return;
+      if (!input.config.deviceTaints.enabled) {
+        // Once per change (and per term): then idle until turned on again.
+        if (!cleared) cleared = await clear(input.config, signal);
+        return;
+      }
+      cleared = false;
       try {
         await reconcile(input, signal);
         lastFailure = undefined;
