@@ -97,9 +97,20 @@ describe('the MindCluster source', () => {
     t.client.delete('kube-system/mindx-dl-deviceinfo-n2');
     await t.clock.advance(3000);
     expect(t.accepted.map((s) => s.node)).toEqual(['n1', 'n2']);
-    // Valid again: a new write brings it back.
+    // Valid again: a new write brings it back, its seq going on from the last one emitted
+    // (the same uid is the same boot: a restart at 1 would be dropped as out of order).
+    await t.clock.advance(3000); // several periods with the view dropped
     t.client.apply(configMap('n1', failing));
-    expect(t.accepted.map((s) => s.node)).toEqual(['n1', 'n2', 'n1']);
+    expect(t.accepted.map((s) => [s.node, s.boot_id, s.seq])).toEqual([
+      ['n1', 'mindcluster:uid-n1', 1],
+      ['n2', 'mindcluster:uid-n2', 1],
+      ['n1', 'mindcluster:uid-n1', 2],
+    ]);
+    await t.clock.advance(1000);
+    expect(t.accepted.at(-1)?.seq).toBe(3);
+    // A delete ends the boot: the ConfigMap created again (a new uid) counts from 1.
+    t.client.apply(configMap('n2', failing, 'uid-n2-new'));
+    expect(t.accepted.at(-1)).toMatchObject({ node: 'n2', boot_id: 'mindcluster:uid-n2-new', seq: 1 });
     expect(await refusedCount(t.registry, 'json')).toBe(0);
     await t.stop();
   });

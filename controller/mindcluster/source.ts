@@ -125,6 +125,9 @@ export function createMindClusterSource(
       onUpdate: (_key, cached) => seen(cached),
       onDelete: (_key, previous) => {
         views.delete(previous.node);
+        // Only a delete ends a boot: a refused write keeps the uid, and the next valid one
+        // must go on counting, or the engine drops its snapshots as out of order.
+        seq.delete(`${BOOT_PREFIX}${previous.uid}`);
         log.info({ node: previous.node }, 'MindCluster device-info ConfigMap deleted');
       },
     },
@@ -145,8 +148,6 @@ export function createMindClusterSource(
         log.error({ node, err: error }, 'MindCluster view not turned into a snapshot');
       }
     }
-    for (const bootId of seq.keys())
-      if (![...views.values()].some((v) => v.bootId === bootId)) seq.delete(bootId);
     if (batch.length > 0) deps.accept(batch);
   };
 
