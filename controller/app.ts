@@ -395,7 +395,7 @@ export function createController(deps: ControllerDeps): Controller {
           accept: (snapshots) => host.accept(snapshots, 'mindcluster'),
           isAgentNode: (node) => host.isAgentNode(node),
         },
-        { periodMs: config.mindcluster.periodMs },
+        { periodMs: config.mindcluster.periodMs, maxSilenceMs: config.mindcluster.maxSilenceSeconds * 1000 },
       )
     : undefined;
   if (mindcluster) host.setMerge((snapshot) => mergeView(snapshot, mindcluster.view(snapshot.node)));

@@ -8,6 +8,11 @@
  *   then on this source only lends its view to the merge (EngineHost), never a snapshot.
  * - A changed view is applied at once (the write's latency is the watch's, not the period's);
  *   the period keeps an unchanged node alive, as an agent's 1 Hz samples do.
+ * - A node whose ConfigMap has not been written for `maxSilenceMs` (watch receipt, this
+ *   replica's clock; the first list after a start counts as a write) gets no more snapshots:
+ *   MindCluster's plugin rewrites it at least every 5 minutes with a new UpdateTime, so a
+ *   silence that long is a dead plugin, and the node turns agent-unreachable rather than
+ *   staying healthy on a frozen view (counted once per silence, logged once).
  * - Nothing is emitted for `graceMs` after the start, so a restarted replica hears the agents
  *   (1 Hz) before it could mistake an agent node for an agentless one.
  * - A refused ConfigMap (integrity, JSON, shape, size) is counted
@@ -46,6 +51,8 @@ export interface MindClusterSourceOptions {
   periodMs: number;
   /** No snapshot before this long after the start (default 5000). */
   graceMs?: number;
+  /** No snapshot for a node whose ConfigMap was not written for this long (default 900 000: 3 × the plugin's 5 minutes). */
+  maxSilenceMs?: number;
 }
 
 /** The running source. */
@@ -78,17 +85,30 @@ export function createMindClusterSource(
     registers: [deps.registry],
   });
   for (const reason of REASONS) refused.inc({ reason }, 0);
-  const views = new Map<string, { view: MindClusterView; bootId: string }>();
+  const maxSilenceMs = options.maxSilenceMs ?? 900_000;
+  const silenced = new Counter({
+    name: `${prefix}mindcluster_nodes_silenced_total`,
+    help: 'MindCluster nodes whose ConfigMap went unwritten past maxSilenceSeconds (no more snapshots until the next write)',
+    registers: [deps.registry],
+  });
+  /** A node's valid view, when its ConfigMap was last written (received), whether it went silent since. */
+  const views = new Map<
+    string,
+    { view: MindClusterView; bootId: string; writtenAt: number; silent: boolean }
+  >();
   new Gauge({
     name: `${prefix}mindcluster_nodes`,
-    help: 'Nodes with a valid MindCluster view, by role: synthetic (no agent: this source reports them) or merged (into their agent)',
+    help: 'Nodes with a valid MindCluster view, by role: synthetic (no agent: this source reports them), merged (into their agent), silent (unwritten past maxSilenceSeconds: not reported)',
     labelNames: ['role'],
     registers: [deps.registry],
     collect() {
-      let merged = 0;
-      for (const node of views.keys()) if (deps.isAgentNode(node)) merged++;
-      this.set({ role: 'synthetic' }, views.size - merged);
-      this.set({ role: 'merged' }, merged);
+      const count = { synthetic: 0, merged: 0, silent: 0 };
+      for (const [node, entry] of views) {
+        if (deps.isAgentNode(node)) count.merged++;
+        else if (entry.silent) count.silent++;
+        else count.synthetic++;
+      }
+      for (const [role, value] of Object.entries(count)) this.set({ role }, value);
     },
   });
   const seq = new Map<string, number>();
@@ -98,7 +118,12 @@ export function createMindClusterSource(
   const seen = (cached: Cached): void => {
     const { result } = cached;
     if ('view' in result) {
-      views.set(cached.node, { view: result.view, bootId: `${BOOT_PREFIX}${cached.uid}` });
+      views.set(cached.node, {
+        view: result.view,
+        bootId: `${BOOT_PREFIX}${cached.uid}`,
+        writtenAt: clock.now(),
+        silent: false,
+      });
       if (emitting) emit(cached.node);
       return;
     }
@@ -137,8 +162,20 @@ export function createMindClusterSource(
   const emit = (only?: string): void => {
     const batch: Snapshot[] = [];
     const now = clock.now();
-    for (const [node, { view, bootId }] of views) {
+    for (const [node, entry] of views) {
+      const { view, bootId } = entry;
       if (deps.isAgentNode(node) || (only !== undefined && node !== only)) continue;
+      if (now - entry.writtenAt > maxSilenceMs) {
+        if (!entry.silent) {
+          entry.silent = true;
+          silenced.inc();
+          log.warn(
+            { node, silentForMs: now - entry.writtenAt, maxSilenceMs },
+            'MindCluster device-info ConfigMap not written for too long (device plugin down?); no MindCluster observations for the node until it is',
+          );
+        }
+        continue;
+      }
       const next = (seq.get(bootId) ?? 0) + 1; // from 1, as an agent counts (contract §1)
       seq.set(bootId, next);
       try {
