@@ -18,6 +18,13 @@ export const mindClusterConfigSchema = z.strictObject({
     .max(10_000)
     .default(1000)
     .describe('how often an agentless node gets a snapshot from its MindCluster view (ms)'),
+  maxNodes: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(10_000)
+    .describe('at most this many device-info ConfigMaps held; a new one beyond is refused (reason limit)'),
   maxSilenceSeconds: z
     .number()
     .int()

@@ -18,7 +18,11 @@ const failing = deviceInfoCfg(
   ascend910List(4, { 1: { level: 'SeparateNPU', codes: ['80E18402'], list: 'Unhealthy' } }),
 );
 
-function setup(agentNodes: string[] = [], options: { maxSilenceMs?: number } = {}) {
+function setup(
+  agentNodes: string[] = [],
+  options: { maxSilenceMs?: number; maxNodes?: number } = {},
+  isNode: (node: string) => boolean = () => true,
+) {
   const clock = new FakeClock(Date.parse('2026-12-03T10:00:00Z'));
   const client = new FakeListWatchClient();
   const registry = new Registry();
@@ -31,6 +35,7 @@ function setup(agentNodes: string[] = [], options: { maxSilenceMs?: number } = {
       registry,
       accept: (snapshots) => accepted.push(...snapshots),
       isAgentNode: (node) => agentNodes.includes(node),
+      isNode: (node) => isNode(node),
     },
     { periodMs: 1000, graceMs: 5000, ...options },
   );
@@ -156,6 +161,40 @@ describe('the MindCluster source', () => {
     await t.clock.advance(1000);
     expect(nodesAt(t.accepted.length - 2).sort()).toEqual(['busy', 'quiet']);
     expect(await gaugeValue(t.registry, 'npu_fault_controller_mindcluster_nodes_silenced_total')).toBe(1);
+    await t.stop();
+  });
+
+  it('holds but neither emits nor merges a ConfigMap for a name that is no Node, until the Node exists; refuses views beyond maxNodes', async () => {
+    const nodes = new Set(['n1', 'n2', 'n3']);
+    const t = setup([], { maxNodes: 3 }, (node) => nodes.has(node));
+    t.client.apply(configMap('n1', failing));
+    t.client.apply(configMap('phantom', failing));
+    await t.client.waitForWatch(1);
+    await t.clock.advance(5000);
+    expect(t.accepted.map((s) => s.node)).toEqual(['n1']);
+    expect(t.source.view('phantom')).toBeUndefined(); // not merged either
+    expect(
+      await gaugeValue(t.registry, 'npu_fault_controller_mindcluster_nodes', { role: 'not-a-node' }),
+    ).toBe(1);
+    // Two more views reach maxNodes (3: n1, phantom, n2); the fourth is refused as `limit`.
+    t.client.apply(configMap('n2', failing));
+    t.client.apply(configMap('n3', failing));
+    expect(await refusedCount(t.registry, 'limit')).toBe(1);
+    expect(t.source.view('n3')).toBeUndefined();
+    // A held view's ConfigMap rewritten is no new view: not refused.
+    t.client.apply(configMap('n1', deviceInfoCfg(ascend910List(4), { updateTime: 1_764_000_001 })));
+    expect(await refusedCount(t.registry, 'limit')).toBe(1);
+    // The Node appears: its held view is reported from the next period.
+    nodes.add('phantom');
+    const mark = t.accepted.length;
+    await t.clock.advance(1000);
+    expect(
+      t.accepted
+        .slice(mark)
+        .map((s) => s.node)
+        .sort(),
+    ).toEqual(['n1', 'n2', 'phantom']);
+    expect(t.source.view('phantom')?.devices).toHaveLength(4);
     await t.stop();
   });
 });

@@ -13,6 +13,9 @@
  *   MindCluster's plugin rewrites it at least every 5 minutes with a new UpdateTime, so a
  *   silence that long is a dead plugin, and the node turns agent-unreachable rather than
  *   staying healthy on a frozen view (counted once per silence, logged once).
+ * - Only Nodes count: a ConfigMap named for a node that is not in the controller's Node cache
+ *   is held but neither emitted nor merged (a writer of ConfigMaps there could otherwise make
+ *   phantom nodes); at most `maxNodes` views are held, a new one beyond refused (`limit`).
  * - Nothing is emitted for `graceMs` after the start, so a restarted replica hears the agents
  *   (1 Hz) before it could mistake an agent node for an agentless one.
  * - A refused ConfigMap (integrity, JSON, shape, size) is counted
@@ -45,6 +48,8 @@ export interface MindClusterSourceDeps {
   accept(snapshots: Snapshot[]): void;
   /** Whether the node's own agent reports it (EngineHost.isAgentNode). */
   isAgentNode(node: string): boolean;
+  /** Whether a Node of that name exists (the controller's Node cache). */
+  isNode(node: string): boolean;
 }
 
 export interface MindClusterSourceOptions {
@@ -53,6 +58,8 @@ export interface MindClusterSourceOptions {
   graceMs?: number;
   /** No snapshot for a node whose ConfigMap was not written for this long (default 900 000: 3 × the plugin's 5 minutes). */
   maxSilenceMs?: number;
+  /** At most this many views held (default 10 000); a new ConfigMap beyond is refused (`limit`). */
+  maxNodes?: number;
 }
 
 /** The running source. */
@@ -70,7 +77,9 @@ interface Cached {
   readonly result: ParseResult;
 }
 
-const REASONS: readonly RefusalReason[] = ['integrity', 'json', 'shape', 'oversize'];
+/** Why a ConfigMap is refused: its content (device-info.ts), or one view too many. */
+type SourceRefusal = RefusalReason | 'limit';
+const REASONS: readonly SourceRefusal[] = ['integrity', 'json', 'shape', 'oversize', 'limit'];
 
 export function createMindClusterSource(
   deps: MindClusterSourceDeps,
@@ -86,6 +95,7 @@ export function createMindClusterSource(
   });
   for (const reason of REASONS) refused.inc({ reason }, 0);
   const maxSilenceMs = options.maxSilenceMs ?? 900_000;
+  const maxNodes = options.maxNodes ?? 10_000;
   const silenced = new Counter({
     name: `${prefix}mindcluster_nodes_silenced_total`,
     help: 'MindCluster nodes whose ConfigMap went unwritten past maxSilenceSeconds (no more snapshots until the next write)',
@@ -98,13 +108,14 @@ export function createMindClusterSource(
   >();
   new Gauge({
     name: `${prefix}mindcluster_nodes`,
-    help: 'Nodes with a valid MindCluster view, by role: synthetic (no agent: this source reports them), merged (into their agent), silent (unwritten past maxSilenceSeconds: not reported)',
+    help: 'Nodes with a valid MindCluster view, by role: synthetic (no agent: this source reports them), merged (into their agent), silent (unwritten past maxSilenceSeconds: not reported), not-a-node (no such Node: held, not reported)',
     labelNames: ['role'],
     registers: [deps.registry],
     collect() {
-      const count = { synthetic: 0, merged: 0, silent: 0 };
+      const count = { synthetic: 0, merged: 0, silent: 0, 'not-a-node': 0 };
       for (const [node, entry] of views) {
-        if (deps.isAgentNode(node)) count.merged++;
+        if (!deps.isNode(node)) count['not-a-node']++;
+        else if (deps.isAgentNode(node)) count.merged++;
         else if (entry.silent) count.silent++;
         else count.synthetic++;
       }
@@ -117,6 +128,14 @@ export function createMindClusterSource(
 
   const seen = (cached: Cached): void => {
     const { result } = cached;
+    if ('view' in result && !views.has(cached.node) && views.size >= maxNodes) {
+      refused.inc({ reason: 'limit' });
+      log.warn(
+        { node: cached.node, maxNodes, resourceVersion: cached.resourceVersion },
+        'MindCluster device-info ConfigMap refused: maxNodes views already held; no MindCluster observations for the node',
+      );
+      return;
+    }
     if ('view' in result) {
       views.set(cached.node, {
         view: result.view,
@@ -164,7 +183,7 @@ export function createMindClusterSource(
     const now = clock.now();
     for (const [node, entry] of views) {
       const { view, bootId } = entry;
-      if (deps.isAgentNode(node) || (only !== undefined && node !== only)) continue;
+      if (!deps.isNode(node) || deps.isAgentNode(node) || (only !== undefined && node !== only)) continue;
       if (now - entry.writtenAt > maxSilenceMs) {
         if (!entry.silent) {
           entry.silent = true;
@@ -206,7 +225,7 @@ export function createMindClusterSource(
     async start(signal) {
       await Promise.all([loop.start(signal), emitter(signal)]);
     },
-    view: (node) => views.get(node)?.view,
+    view: (node) => (deps.isNode(node) ? views.get(node)?.view : undefined),
     synced: () => loop.synced(),
     whenSynced: () => loop.whenSynced(),
   };
