@@ -394,8 +394,14 @@ export function createController(deps: ControllerDeps): Controller {
           registry,
           accept: (snapshots) => host.accept(snapshots, 'mindcluster'),
           isAgentNode: (node) => host.isAgentNode(node),
+          // Only Nodes the controller knows: a ConfigMap names no node into being.
+          isNode: (node) => nodes.get(node) !== undefined,
         },
-        { periodMs: config.mindcluster.periodMs },
+        {
+          periodMs: config.mindcluster.periodMs,
+          maxSilenceMs: config.mindcluster.maxSilenceSeconds * 1000,
+          maxNodes: config.mindcluster.maxNodes,
+        },
       )
     : undefined;
   if (mindcluster) host.setMerge((snapshot) => mergeView(snapshot, mindcluster.view(snapshot.node)));

@@ -151,4 +151,31 @@ describe('EngineHost with MindCluster (synthetic snapshots, the merge, the hand-
     ).payload.npus;
     expect(npus[2]).toMatchObject({ health: 'Critical', error_codes: ['80E18402'] });
   });
+
+  it('a restarted replica seeded from the leader’s document agrees on which nodes are agent nodes', async () => {
+    // The leader: n1 had an agent (now gone: agent-unreachable), n2 only MindCluster.
+    const leader = setup();
+    leader.host.accept([agent(1, 0)]);
+    leader.host.accept(
+      [snapshotOf({ ...view, node: 'n2' }, { bootId: 'mindcluster:uid-n2', seq: 1, now: T0 })],
+      'mindcluster',
+    );
+    await leader.clock.advance(10_000);
+    leader.host.tick();
+    const document = leader.host.document({ identity: 'leader', term: 1 });
+    expect(document.nodes['n1']?.agent).toBe('stale');
+    // The replica restarted alone: seeded from the published document, it has heard no agent.
+    const replica = setup();
+    replica.host.seed(Object.values(document.nodes).map((entry) => ({ node: entry.node, entry })));
+    for (const node of ['n1', 'n2'])
+      expect([node, replica.host.isAgentNode(node)]).toEqual([node, leader.host.isAgentNode(node)]);
+    expect(replica.host.isAgentNode('n1')).toBe(true);
+    expect(replica.host.isAgentNode('n2')).toBe(false);
+    // So MindCluster does not take n1 back on the replica, as it does not on the leader.
+    const synthetic = snapshotOf(view, { bootId: 'mindcluster:uid', seq: 1, now: replica.clock.now() });
+    expect(replica.host.accept([synthetic], 'mindcluster')).toEqual(
+      leader.host.accept([synthetic], 'mindcluster'),
+    );
+    expect(replica.host.accept([synthetic], 'mindcluster')).toEqual([{ node: 'n1', accepted: false }]);
+  });
 });

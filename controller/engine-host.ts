@@ -60,7 +60,11 @@ export class EngineHost {
   readonly #clock: Clock;
   readonly #listeners: TransitionListener[] = [];
   readonly #observed = new Set<string>();
-  /** Nodes whose own agent's snapshots were accepted: a synthetic (MindCluster) one no longer applies. */
+  /**
+   * Agent nodes: their own agent's snapshots were accepted here, or they were seeded with
+   * agent-keyed devices (a restarted replica then agrees with the leader, whose engine holds
+   * the same): a synthetic (MindCluster) snapshot no longer applies.
+   */
   readonly #agentNodes = new Set<string>();
   #merge: SnapshotMerge | undefined;
   /** What NodeSync last said of each node (Ready, conditions): applied again after a hand-over. */
@@ -87,7 +91,7 @@ export class EngineHost {
     this.#merge = merge;
   }
 
-  /** Whether the node's own agent reports it (an accepted non-synthetic snapshot). */
+  /** Whether the node is an agent node (an accepted agent snapshot, or agent-keyed devices seeded). */
   isAgentNode(node: string): boolean {
     return this.#agentNodes.has(node);
   }
@@ -204,7 +208,9 @@ export class EngineHost {
   }
 
   seed(seeds: Iterable<NodeSeed>): Transition[] {
-    const transitions = this.#engine.seed(seeds, this.#clock.now());
+    const list = [...seeds];
+    for (const seed of list) if (hasAgentKeys(seed)) this.#agentNodes.add(seed.node);
+    const transitions = this.#engine.seed(list, this.#clock.now());
     this.#emit(transitions, 'seed');
     return transitions;
   }
@@ -234,4 +240,14 @@ export class EngineHost {
     if (transitions.length === 0) return;
     for (const listener of this.#listeners) listener(transitions, cause);
   }
+}
+
+/**
+ * Whether a seed holds a device keyed as an agent keys it: by its PCI address, so the key
+ * differs from the display id (`npu4`). A synthetic (MindCluster) snapshot carries no bus id,
+ * so its devices are keyed by id; an agent that reads no bus id looks the same (then agentless).
+ */
+function hasAgentKeys(seed: NodeSeed): boolean {
+  const devices = [...(seed.entry?.npus ?? []), ...(seed.latched ?? [])];
+  return devices.some((device) => device.key !== device.id);
 }

@@ -4,7 +4,8 @@
  * k8s/controller/mindcluster/rbac.yaml (its namespace rewritten to the test's), reads
  * MindCluster's device-info ConfigMaps for a node that has no npu-fault agent and publishes its
  * faults; an update back to healthy clears them. Also: with the source off (and no grant)
- * nothing is read, and a ConfigMap whose CheckCode does not match is refused and counted.
+ * nothing is read, a ConfigMap whose CheckCode does not match is refused and counted, and one
+ * named for a name that is no Node is held unpublished until that Node exists.
  *
  * The latency from each ConfigMap write to the status ConfigMap showing it is printed
  * (source period 1 s + the leader's early write on a failure).
@@ -246,6 +247,49 @@ describe("MindCluster's device-info ConfigMaps as observations on the real contr
       );
       expect(follower.seen.at(-1)?.document.nodes[node]).toBeUndefined();
     }, 30_000);
+
+    it('holds a ConfigMap named for no Node without publishing it, and publishes it once the Node exists', async () => {
+      const ghost = `${ns.name}-ghost`;
+      const control = `${ns.name}-control`;
+      await createNode(control);
+      const failingList = ascend910List(8, {
+        6: { level: 'SeparateNPU', codes: ['80E18402'], list: 'Unhealthy' },
+      });
+      // The ghost's ConfigMap first, then the control's, on the same watch: once the control's
+      // failure is published, the ghost's ConfigMap has been read (and would be published too).
+      const at = Date.now();
+      await writeDeviceInfo(ghost, deviceInfoCfg(failingList));
+      await writeDeviceInfo(control, deviceInfoCfg(failingList));
+      const controlSeen = await follower.waitFor(
+        (d) => statusOf(d, control).npu6 === 'failed',
+        WITHIN_MS,
+        'the control node’s npu6 failed',
+        at,
+      );
+      expect(controlSeen.document.nodes[ghost]).toBeUndefined();
+      const more = await follower.waitFor(
+        (d) => Date.parse(d.timestamp) > controlSeen.at + 2000,
+        10_000,
+        'two more documents',
+        controlSeen.at,
+      );
+      expect(more.document.nodes[ghost]).toBeUndefined();
+      expect(
+        await metric(
+          replica as ControllerProcess,
+          'npu_fault_controller_mindcluster_nodes{role="not-a-node"}',
+        ),
+      ).toMatch(/ 1$/);
+      // The Node created: the held view is reported from the source's next period.
+      const createdAt = Date.now();
+      await createNode(ghost);
+      await follower.waitFor(
+        (d) => statusOf(d, ghost).npu6 === 'failed',
+        WITHIN_MS,
+        'the ghost node’s npu6 failed once it is a Node',
+        createdAt,
+      );
+    }, 40_000);
 
     it('merges MindCluster into a node with an agent: its SeparateNPU fails a chip the agent calls OK, the agent’s own fault stays', async () => {
       const node = `${ns.name}-agent`;

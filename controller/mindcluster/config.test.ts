@@ -7,12 +7,16 @@ describe('the mindcluster config section', () => {
       enabled: false,
       namespace: 'kube-system',
       periodMs: 1000,
+      maxNodes: 10_000,
+      maxSilenceSeconds: 900,
     });
   });
   it.each([
     [{ enabeld: true }, 'enabeld'],
     [{ namespace: 'Kube_System' }, 'namespace'],
     [{ periodMs: 50 }, 'periodMs'],
+    [{ maxSilenceSeconds: 0 }, 'maxSilenceSeconds'],
+    [{ maxNodes: 0 }, 'maxNodes'],
   ])('refuses %j, naming the field', (input, field) => {
     const result = mindClusterConfigSchema.safeParse(input);
     expect(result.success).toBe(false);

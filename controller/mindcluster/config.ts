@@ -18,4 +18,20 @@ export const mindClusterConfigSchema = z.strictObject({
     .max(10_000)
     .default(1000)
     .describe('how often an agentless node gets a snapshot from its MindCluster view (ms)'),
+  maxNodes: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(10_000)
+    .describe('at most this many device-info ConfigMaps held; a new one beyond is refused (reason limit)'),
+  maxSilenceSeconds: z
+    .number()
+    .int()
+    .min(10)
+    .max(86_400)
+    .default(900)
+    .describe(
+      "stop reporting a node whose ConfigMap was not written for this long (s; MindCluster's plugin rewrites it at least every 300 s)",
+    ),
 });

@@ -5,7 +5,8 @@
  * ```ts
  * const source = createMindClusterSource(
  *   { client: createMindClusterClient(kc, 'kube-system'), clock, log, registry,
- *     accept: (s) => host.accept(s, 'mindcluster'), isAgentNode: (n) => host.isAgentNode(n) },
+ *     accept: (s) => host.accept(s, 'mindcluster'), isAgentNode: (n) => host.isAgentNode(n),
+ *     isNode: (n) => nodes.get(n) !== undefined },
  *   { periodMs: 1000 },
  * );
  * host.setMerge((snapshot) => mergeView(snapshot, source.view(snapshot.node)));

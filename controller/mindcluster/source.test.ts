@@ -18,7 +18,11 @@ const failing = deviceInfoCfg(
   ascend910List(4, { 1: { level: 'SeparateNPU', codes: ['80E18402'], list: 'Unhealthy' } }),
 );
 
-function setup(agentNodes: string[] = []) {
+function setup(
+  agentNodes: string[] = [],
+  options: { maxSilenceMs?: number; maxNodes?: number } = {},
+  isNode: (node: string) => boolean = () => true,
+) {
   const clock = new FakeClock(Date.parse('2026-12-03T10:00:00Z'));
   const client = new FakeListWatchClient();
   const registry = new Registry();
@@ -31,8 +35,9 @@ function setup(agentNodes: string[] = []) {
       registry,
       accept: (snapshots) => accepted.push(...snapshots),
       isAgentNode: (node) => agentNodes.includes(node),
+      isNode: (node) => isNode(node),
     },
-    { periodMs: 1000, graceMs: 5000 },
+    { periodMs: 1000, graceMs: 5000, ...options },
   );
   const stop = new AbortController();
   const running = source.start(stop.signal);
@@ -48,6 +53,13 @@ function setup(agentNodes: string[] = []) {
     },
   };
 }
+const gaugeValue = async (registry: Registry, name: string, labels: Record<string, string> = {}) => {
+  const metric = await registry.getSingleMetric(name)?.get();
+  return (
+    metric?.values.find((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value))?.value ??
+    Number.NaN
+  );
+};
 const refusedCount = async (registry: Registry, reason: string): Promise<number> => {
   const metric = await registry
     .getSingleMetric('npu_fault_controller_mindcluster_configmaps_refused_total')
@@ -97,10 +109,92 @@ describe('the MindCluster source', () => {
     t.client.delete('kube-system/mindx-dl-deviceinfo-n2');
     await t.clock.advance(3000);
     expect(t.accepted.map((s) => s.node)).toEqual(['n1', 'n2']);
-    // Valid again: a new write brings it back.
+    // Valid again: a new write brings it back, its seq going on from the last one emitted
+    // (the same uid is the same boot: a restart at 1 would be dropped as out of order).
+    await t.clock.advance(3000); // several periods with the view dropped
     t.client.apply(configMap('n1', failing));
-    expect(t.accepted.map((s) => s.node)).toEqual(['n1', 'n2', 'n1']);
+    expect(t.accepted.map((s) => [s.node, s.boot_id, s.seq])).toEqual([
+      ['n1', 'mindcluster:uid-n1', 1],
+      ['n2', 'mindcluster:uid-n2', 1],
+      ['n1', 'mindcluster:uid-n1', 2],
+    ]);
+    await t.clock.advance(1000);
+    expect(t.accepted.at(-1)?.seq).toBe(3);
+    // A delete ends the boot: the ConfigMap created again (a new uid) counts from 1.
+    t.client.apply(configMap('n2', failing, 'uid-n2-new'));
+    expect(t.accepted.at(-1)).toMatchObject({ node: 'n2', boot_id: 'mindcluster:uid-n2-new', seq: 1 });
     expect(await refusedCount(t.registry, 'json')).toBe(0);
+    await t.stop();
+  });
+
+  it('stops reporting a node whose ConfigMap goes unwritten past maxSilenceMs (counted and logged once); a write brings it back', async () => {
+    const t = setup([], { maxSilenceMs: 10_000 });
+    t.client.apply(configMap('quiet', failing));
+    t.client.apply(configMap('busy', failing));
+    await t.client.waitForWatch(1);
+    await t.clock.advance(5000);
+    const nodesAt = (from: number) => t.accepted.slice(from).map((s) => s.node);
+    expect(nodesAt(0).sort()).toEqual(['busy', 'quiet']);
+    // busy's plugin rewrites it (a new UpdateTime each time); quiet's is dead.
+    for (let i = 1; i <= 4; i++) {
+      await t.clock.advance(3000);
+      t.client.apply(configMap('busy', deviceInfoCfg(ascend910List(4), { updateTime: 1_764_000_000 + i })));
+    }
+    // 17 s after the first list: quiet was last emitted at 10 s after it (the limit), busy goes on.
+    const mark = t.accepted.length;
+    await t.clock.advance(3000);
+    expect(nodesAt(mark)).toEqual(['busy', 'busy', 'busy']);
+    expect(t.accepted.filter((s) => s.node === 'quiet').at(-1)?.collected_at).toBe(
+      new Date(Date.parse('2026-12-03T10:00:10Z')).toISOString(),
+    );
+    expect(await gaugeValue(t.registry, 'npu_fault_controller_mindcluster_nodes_silenced_total')).toBe(1);
+    expect(await gaugeValue(t.registry, 'npu_fault_controller_mindcluster_nodes', { role: 'silent' })).toBe(
+      1,
+    );
+    expect(
+      await gaugeValue(t.registry, 'npu_fault_controller_mindcluster_nodes', { role: 'synthetic' }),
+    ).toBe(1);
+    // The plugin back: its write is applied at once and the node is reported again, same boot, seq on.
+    const lastQuiet = t.accepted.filter((s) => s.node === 'quiet').at(-1)?.seq ?? 0;
+    t.client.apply(configMap('quiet', deviceInfoCfg(ascend910List(4), { updateTime: 1_764_000_900 })));
+    expect(t.accepted.at(-1)).toMatchObject({ node: 'quiet', seq: lastQuiet + 1 });
+    await t.clock.advance(1000);
+    expect(nodesAt(t.accepted.length - 2).sort()).toEqual(['busy', 'quiet']);
+    expect(await gaugeValue(t.registry, 'npu_fault_controller_mindcluster_nodes_silenced_total')).toBe(1);
+    await t.stop();
+  });
+
+  it('holds but neither emits nor merges a ConfigMap for a name that is no Node, until the Node exists; refuses views beyond maxNodes', async () => {
+    const nodes = new Set(['n1', 'n2', 'n3']);
+    const t = setup([], { maxNodes: 3 }, (node) => nodes.has(node));
+    t.client.apply(configMap('n1', failing));
+    t.client.apply(configMap('phantom', failing));
+    await t.client.waitForWatch(1);
+    await t.clock.advance(5000);
+    expect(t.accepted.map((s) => s.node)).toEqual(['n1']);
+    expect(t.source.view('phantom')).toBeUndefined(); // not merged either
+    expect(
+      await gaugeValue(t.registry, 'npu_fault_controller_mindcluster_nodes', { role: 'not-a-node' }),
+    ).toBe(1);
+    // Two more views reach maxNodes (3: n1, phantom, n2); the fourth is refused as `limit`.
+    t.client.apply(configMap('n2', failing));
+    t.client.apply(configMap('n3', failing));
+    expect(await refusedCount(t.registry, 'limit')).toBe(1);
+    expect(t.source.view('n3')).toBeUndefined();
+    // A held view's ConfigMap rewritten is no new view: not refused.
+    t.client.apply(configMap('n1', deviceInfoCfg(ascend910List(4), { updateTime: 1_764_000_001 })));
+    expect(await refusedCount(t.registry, 'limit')).toBe(1);
+    // The Node appears: its held view is reported from the next period.
+    nodes.add('phantom');
+    const mark = t.accepted.length;
+    await t.clock.advance(1000);
+    expect(
+      t.accepted
+        .slice(mark)
+        .map((s) => s.node)
+        .sort(),
+    ).toEqual(['n1', 'n2', 'phantom']);
+    expect(t.source.view('phantom')?.devices).toHaveLength(4);
     await t.stop();
   });
 });

@@ -8,6 +8,14 @@
  *   then on this source only lends its view to the merge (EngineHost), never a snapshot.
  * - A changed view is applied at once (the write's latency is the watch's, not the period's);
  *   the period keeps an unchanged node alive, as an agent's 1 Hz samples do.
+ * - A node whose ConfigMap has not been written for `maxSilenceMs` (watch receipt, this
+ *   replica's clock; the first list after a start counts as a write) gets no more snapshots:
+ *   MindCluster's plugin rewrites it at least every 5 minutes with a new UpdateTime, so a
+ *   silence that long is a dead plugin, and the node turns agent-unreachable rather than
+ *   staying healthy on a frozen view (counted once per silence, logged once).
+ * - Only Nodes count: a ConfigMap named for a node that is not in the controller's Node cache
+ *   is held but neither emitted nor merged (a writer of ConfigMaps there could otherwise make
+ *   phantom nodes); at most `maxNodes` views are held, a new one beyond refused (`limit`).
  * - Nothing is emitted for `graceMs` after the start, so a restarted replica hears the agents
  *   (1 Hz) before it could mistake an agent node for an agentless one.
  * - A refused ConfigMap (integrity, JSON, shape, size) is counted
@@ -40,12 +48,18 @@ export interface MindClusterSourceDeps {
   accept(snapshots: Snapshot[]): void;
   /** Whether the node's own agent reports it (EngineHost.isAgentNode). */
   isAgentNode(node: string): boolean;
+  /** Whether a Node of that name exists (the controller's Node cache). */
+  isNode(node: string): boolean;
 }
 
 export interface MindClusterSourceOptions {
   periodMs: number;
   /** No snapshot before this long after the start (default 5000). */
   graceMs?: number;
+  /** No snapshot for a node whose ConfigMap was not written for this long (default 900 000: 3 × the plugin's 5 minutes). */
+  maxSilenceMs?: number;
+  /** At most this many views held (default 10 000); a new ConfigMap beyond is refused (`limit`). */
+  maxNodes?: number;
 }
 
 /** The running source. */
@@ -63,7 +77,9 @@ interface Cached {
   readonly result: ParseResult;
 }
 
-const REASONS: readonly RefusalReason[] = ['integrity', 'json', 'shape', 'oversize'];
+/** Why a ConfigMap is refused: its content (device-info.ts), or one view too many. */
+type SourceRefusal = RefusalReason | 'limit';
+const REASONS: readonly SourceRefusal[] = ['integrity', 'json', 'shape', 'oversize', 'limit'];
 
 export function createMindClusterSource(
   deps: MindClusterSourceDeps,
@@ -78,17 +94,32 @@ export function createMindClusterSource(
     registers: [deps.registry],
   });
   for (const reason of REASONS) refused.inc({ reason }, 0);
-  const views = new Map<string, { view: MindClusterView; bootId: string }>();
+  const maxSilenceMs = options.maxSilenceMs ?? 900_000;
+  const maxNodes = options.maxNodes ?? 10_000;
+  const silenced = new Counter({
+    name: `${prefix}mindcluster_nodes_silenced_total`,
+    help: 'MindCluster nodes whose ConfigMap went unwritten past maxSilenceSeconds (no more snapshots until the next write)',
+    registers: [deps.registry],
+  });
+  /** A node's valid view, when its ConfigMap was last written (received), whether it went silent since. */
+  const views = new Map<
+    string,
+    { view: MindClusterView; bootId: string; writtenAt: number; silent: boolean }
+  >();
   new Gauge({
     name: `${prefix}mindcluster_nodes`,
-    help: 'Nodes with a valid MindCluster view, by role: synthetic (no agent: this source reports them) or merged (into their agent)',
+    help: 'Nodes with a valid MindCluster view, by role: synthetic (no agent: this source reports them), merged (into their agent), silent (unwritten past maxSilenceSeconds: not reported), not-a-node (no such Node: held, not reported)',
     labelNames: ['role'],
     registers: [deps.registry],
     collect() {
-      let merged = 0;
-      for (const node of views.keys()) if (deps.isAgentNode(node)) merged++;
-      this.set({ role: 'synthetic' }, views.size - merged);
-      this.set({ role: 'merged' }, merged);
+      const count = { synthetic: 0, merged: 0, silent: 0, 'not-a-node': 0 };
+      for (const [node, entry] of views) {
+        if (!deps.isNode(node)) count['not-a-node']++;
+        else if (deps.isAgentNode(node)) count.merged++;
+        else if (entry.silent) count.silent++;
+        else count.synthetic++;
+      }
+      for (const [role, value] of Object.entries(count)) this.set({ role }, value);
     },
   });
   const seq = new Map<string, number>();
@@ -97,8 +128,21 @@ export function createMindClusterSource(
 
   const seen = (cached: Cached): void => {
     const { result } = cached;
+    if ('view' in result && !views.has(cached.node) && views.size >= maxNodes) {
+      refused.inc({ reason: 'limit' });
+      log.warn(
+        { node: cached.node, maxNodes, resourceVersion: cached.resourceVersion },
+        'MindCluster device-info ConfigMap refused: maxNodes views already held; no MindCluster observations for the node',
+      );
+      return;
+    }
     if ('view' in result) {
-      views.set(cached.node, { view: result.view, bootId: `${BOOT_PREFIX}${cached.uid}` });
+      views.set(cached.node, {
+        view: result.view,
+        bootId: `${BOOT_PREFIX}${cached.uid}`,
+        writtenAt: clock.now(),
+        silent: false,
+      });
       if (emitting) emit(cached.node);
       return;
     }
@@ -125,6 +169,9 @@ export function createMindClusterSource(
       onUpdate: (_key, cached) => seen(cached),
       onDelete: (_key, previous) => {
         views.delete(previous.node);
+        // Only a delete ends a boot: a refused write keeps the uid, and the next valid one
+        // must go on counting, or the engine drops its snapshots as out of order.
+        seq.delete(`${BOOT_PREFIX}${previous.uid}`);
         log.info({ node: previous.node }, 'MindCluster device-info ConfigMap deleted');
       },
     },
@@ -134,8 +181,20 @@ export function createMindClusterSource(
   const emit = (only?: string): void => {
     const batch: Snapshot[] = [];
     const now = clock.now();
-    for (const [node, { view, bootId }] of views) {
-      if (deps.isAgentNode(node) || (only !== undefined && node !== only)) continue;
+    for (const [node, entry] of views) {
+      const { view, bootId } = entry;
+      if (!deps.isNode(node) || deps.isAgentNode(node) || (only !== undefined && node !== only)) continue;
+      if (now - entry.writtenAt > maxSilenceMs) {
+        if (!entry.silent) {
+          entry.silent = true;
+          silenced.inc();
+          log.warn(
+            { node, silentForMs: now - entry.writtenAt, maxSilenceMs },
+            'MindCluster device-info ConfigMap not written for too long (device plugin down?); no MindCluster observations for the node until it is',
+          );
+        }
+        continue;
+      }
       const next = (seq.get(bootId) ?? 0) + 1; // from 1, as an agent counts (contract §1)
       seq.set(bootId, next);
       try {
@@ -145,8 +204,6 @@ export function createMindClusterSource(
         log.error({ node, err: error }, 'MindCluster view not turned into a snapshot');
       }
     }
-    for (const bootId of seq.keys())
-      if (![...views.values()].some((v) => v.bootId === bootId)) seq.delete(bootId);
     if (batch.length > 0) deps.accept(batch);
   };
 
@@ -168,7 +225,7 @@ export function createMindClusterSource(
     async start(signal) {
       await Promise.all([loop.start(signal), emitter(signal)]);
     },
-    view: (node) => views.get(node)?.view,
+    view: (node) => (deps.isNode(node) ? views.get(node)?.view : undefined),
     synced: () => loop.synced(),
     whenSynced: () => loop.whenSynced(),
   };
