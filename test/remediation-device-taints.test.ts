@@ -30,7 +30,7 @@ import {
   type ControllerAccess,
 } from './setup/controller-rbac.js';
 import { Fleet, Poster, StatusFollower, statusIn } from './setup/fleet.js';
-import { applyRemediationSettings, nodeWhere } from './setup/remediation.js';
+import { applyRemediationSettings, createReadyKwokNodes, onlyTheseNodesArgs } from './setup/remediation.js';
 
 const DRIVER = 'fake.npu-fault.io';
 const RULES = '/apis/resource.k8s.io/v1/devicetaintrules';
@@ -143,24 +143,7 @@ suite('device taints (DRA) on the real control plane', () => {
 
     const functionToken = await functionCallerToken(ns);
     nodes = Array.from({ length: 3 }, (_, i) => `${ns.name}-d${i}`);
-    for (const name of nodes)
-      await core.createNode({
-        body: {
-          metadata: {
-            name,
-            annotations: { 'kwok.x-k8s.io/node': 'fake' },
-            labels: { 'kubernetes.io/hostname': name, type: 'kwok', 'npu-fault-test': ns.name },
-          },
-        },
-      });
-    for (const name of nodes)
-      await nodeWhere(
-        ns.admin,
-        name,
-        (n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-        'Ready',
-        60_000,
-      );
+    await createReadyKwokNodes(ns.admin, core, nodes, ns.name);
     await publishSlice(node(0));
     await publishSlice(node(1));
 
@@ -171,11 +154,7 @@ suite('device taints (DRA) on the real control plane', () => {
       identity: 'replica-1',
       namespace: ns.name,
       access,
-      args: [
-        '--nodes-resource-names=example.invalid/none',
-        `--nodes-label-selector=npu-fault-test=${ns.name}`,
-        '--no-mirrors-enabled',
-      ],
+      args: onlyTheseNodesArgs(ns.name),
     });
     await replica.waitForLog((l) => l.msg === 'seeded', 60_000, 'seeded');
     await replica.waitForLog((l) => l.msg === 'started leading', 30_000, 'leading');

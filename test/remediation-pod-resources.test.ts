@@ -27,7 +27,13 @@ import {
   type FakePodResources,
 } from '../agent/pod-resources/testing.js';
 import { createLogger, createRegistry, systemClock } from '../platform/index.js';
-import { applyRemediationSettings, nodeWhere, recordOf } from './setup/remediation.js';
+import {
+  applyRemediationSettings,
+  createReadyKwokNodes,
+  onlyTheseNodesArgs,
+  nodeWhere,
+  recordOf,
+} from './setup/remediation.js';
 import { createTestNamespace, kwokAvailable, watchUntil, type TestNamespace } from './setup/cluster.js';
 import { controllerAccess, functionCallerToken, type ControllerAccess } from './setup/controller-rbac.js';
 import { startTestReplica, type ControllerProcess } from './setup/controller-process.js';
@@ -118,24 +124,7 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
     core = ns.admin.makeApiClient(k8s.CoreV1Api);
     node = `${ns.name}-n0`;
     unmappedNode = `${ns.name}-n1`;
-    for (const name of [node, unmappedNode]) {
-      await core.createNode({
-        body: {
-          metadata: {
-            name,
-            annotations: { 'kwok.x-k8s.io/node': 'fake' },
-            labels: { 'kubernetes.io/hostname': name, type: 'kwok', 'npu-fault-test': ns.name },
-          },
-        },
-      });
-      await nodeWhere(
-        ns.admin,
-        name,
-        (n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-        'Ready',
-        60_000,
-      );
-    }
+    await createReadyKwokNodes(ns.admin, core, [node, unmappedNode], ns.name);
 
     // What the node's kubelet says: train-0 and infer-0 (a vNPU on chip 1) hold Ascend910-1,
     // other-0 holds Ascend910-0; web is named on Ascend910-1 too, as a lying agent could.
@@ -256,11 +245,7 @@ suite('per-device drain from the kubelet’s PodResources, on the real control p
       identity: 'replica-1',
       namespace: ns.name,
       access,
-      args: [
-        '--nodes-resource-names=example.invalid/none',
-        `--nodes-label-selector=npu-fault-test=${ns.name}`,
-        '--no-mirrors-enabled',
-      ],
+      args: onlyTheseNodesArgs(ns.name),
     });
     const url = `http://127.0.0.1:${await replica.port('observations')}`;
     await replica.waitForLog((l) => l.msg === 'seeded', 60_000, 'seeded');

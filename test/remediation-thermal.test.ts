@@ -28,7 +28,13 @@ import {
   type PublishedDocument,
 } from '../contracts/index.js';
 import type { RemediationConfigInput } from '../controller/remediation/index.js';
-import { applyRemediationSettings, nodeWhere as nodeWhereOn, recordOf } from './setup/remediation.js';
+import {
+  applyRemediationSettings,
+  createReadyKwokNodes,
+  onlyTheseNodesArgs,
+  nodeWhere as nodeWhereOn,
+  recordOf,
+} from './setup/remediation.js';
 import { createTestNamespace, watchUntil, type TestNamespace, kwokAvailable } from './setup/cluster.js';
 import { controllerAccess, type ControllerAccess, functionCallerToken } from './setup/controller-rbac.js';
 import { startTestReplica, type ControllerProcess } from './setup/controller-process.js';
@@ -132,23 +138,7 @@ suite('thermal eviction preset on the real control plane', () => {
     core = ns.admin.makeApiClient(k8s.CoreV1Api);
     const functionToken = await functionCallerToken(ns);
     nodes = Array.from({ length: 6 }, (_, i) => `${ns.name}-t${i}`);
-    for (const name of nodes)
-      await core.createNode({
-        body: {
-          metadata: {
-            name,
-            annotations: { 'kwok.x-k8s.io/node': 'fake' },
-            labels: { 'kubernetes.io/hostname': name, type: 'kwok', 'npu-fault-test': ns.name },
-          },
-        },
-      });
-    for (const name of nodes)
-      await nodeWhere(
-        name,
-        (n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-        'Ready',
-        60_000,
-      );
+    await createReadyKwokNodes(ns.admin, core, nodes, ns.name);
     follower = new StatusFollower(ns.admin, ns.name);
     follower.start();
     fleet = new Fleet(nodes, 'boot-1');
@@ -156,13 +146,7 @@ suite('thermal eviction preset on the real control plane', () => {
       identity: 'replica-1',
       namespace: ns.name,
       access,
-      args: [
-        // Only this file's nodes are accelerator nodes to this replica (other test files create
-        // theirs at the same time, and the breaker counts accelerator nodes).
-        '--nodes-resource-names=example.invalid/none',
-        `--nodes-label-selector=npu-fault-test=${ns.name}`,
-        '--no-mirrors-enabled',
-      ],
+      args: onlyTheseNodesArgs(ns.name),
     });
     url = `http://127.0.0.1:${await replica.port('observations')}`;
     await replica.waitForLog((l) => l.msg === 'seeded', 60_000, 'seeded');

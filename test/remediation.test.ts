@@ -28,7 +28,13 @@ import {
   resetBreaker,
 } from '../contracts/index.js';
 import type { RemediationConfigInput } from '../controller/remediation/index.js';
-import { applyRemediationSettings, nodeWhere as nodeWhereOn, recordOf } from './setup/remediation.js';
+import {
+  applyRemediationSettings,
+  createReadyKwokNodes,
+  onlyTheseNodesArgs,
+  nodeWhere as nodeWhereOn,
+  recordOf,
+} from './setup/remediation.js';
 import { createTestNamespace, watchUntil, type TestNamespace, kwokAvailable } from './setup/cluster.js';
 import { controllerAccess, type ControllerAccess, functionCallerToken } from './setup/controller-rbac.js';
 import { startTestReplica, type ControllerProcess } from './setup/controller-process.js';
@@ -63,13 +69,7 @@ suite('self-healing on the real control plane', () => {
       identity,
       namespace: ns.name,
       access,
-      args: [
-        // Only this file's nodes are accelerator nodes to these replicas (other test files
-        // create theirs at the same time, and the breaker counts accelerator nodes).
-        '--nodes-resource-names=example.invalid/none',
-        `--nodes-label-selector=npu-fault-test=${ns.name}`,
-        '--no-mirrors-enabled',
-      ],
+      args: onlyTheseNodesArgs(ns.name),
     });
     replicas.push(replica);
     urls.set(identity, `http://127.0.0.1:${await replica.port('observations')}`);
@@ -174,24 +174,7 @@ suite('self-healing on the real control plane', () => {
     policy = ns.admin.makeApiClient(k8s.PolicyV1Api);
     const functionToken = await functionCallerToken(ns);
     nodes = Array.from({ length: 10 }, (_, i) => `${ns.name}-r${i}`);
-    for (const name of nodes) {
-      await core.createNode({
-        body: {
-          metadata: {
-            name,
-            annotations: { 'kwok.x-k8s.io/node': 'fake' },
-            labels: { 'kubernetes.io/hostname': name, type: 'kwok', 'npu-fault-test': ns.name },
-          },
-        },
-      });
-    }
-    for (const name of nodes)
-      await nodeWhere(
-        name,
-        (n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-        'Ready',
-        60_000,
-      );
+    await createReadyKwokNodes(ns.admin, core, nodes, ns.name);
     follower = new StatusFollower(ns.admin, ns.name);
     follower.start();
     fleet = new Fleet(nodes, 'boot-1');

@@ -62,3 +62,46 @@ export function recordOf(n: k8s.V1Node): NodeRecord | undefined {
   const text = n.metadata?.annotations?.[REMEDIATION_ANNOTATION];
   return text === undefined ? undefined : decodeNodeRecord(text).value;
 }
+
+/**
+ * Creates kwok Nodes labelled `npu-fault-test=<testLabel>` (what `onlyTheseNodesArgs` selects)
+ * and waits until each is Ready.
+ */
+export async function createReadyKwokNodes(
+  admin: k8s.KubeConfig,
+  core: k8s.CoreV1Api,
+  names: readonly string[],
+  testLabel: string,
+): Promise<void> {
+  for (const name of names)
+    await core.createNode({
+      body: {
+        metadata: {
+          name,
+          annotations: { 'kwok.x-k8s.io/node': 'fake' },
+          labels: { 'kubernetes.io/hostname': name, type: 'kwok', 'npu-fault-test': testLabel },
+        },
+      },
+    });
+  for (const name of names)
+    await nodeWhere(
+      admin,
+      name,
+      (n) => n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+      'Ready',
+      60_000,
+    );
+}
+
+/**
+ * Controller arguments that make only the Nodes labelled `npu-fault-test=<testLabel>`
+ * accelerator nodes to a replica: other test files create theirs at the same time, and the
+ * breaker counts accelerator nodes. No mirrors either.
+ */
+export function onlyTheseNodesArgs(testLabel: string): string[] {
+  return [
+    '--nodes-resource-names=example.invalid/none',
+    `--nodes-label-selector=npu-fault-test=${testLabel}`,
+    '--no-mirrors-enabled',
+  ];
+}
