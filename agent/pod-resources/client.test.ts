@@ -117,7 +117,7 @@ describe('PodResources client', () => {
     const { dirname } = await import('node:path');
     mkdirSync(dirname(socket), { recursive: true });
     const server = new grpc.Server();
-    const { PODRESOURCES_SERVICE } = await import('./client.js');
+    const { PODRESOURCES_SERVICE } = await import('./grpc-channel.js');
     server.addService(PODRESOURCES_SERVICE, {
       List: (_: unknown, cb: grpc.sendUnaryData<unknown>) => cb(null, { pod_resources: [] }),
     });

@@ -1,14 +1,13 @@
 /**
  * The kubelet's PodResources API over its unix socket (`/var/lib/kubelet/pod-resources/
- * kubelet.sock`), through @grpc/grpc-js and the kubelet's own proto (api.proto, compiled in
- * descriptor.ts). One call, `List`, with a deadline per call and a bounded answer. The channel
- * reconnects by itself (grpc-js, backoff capped at 5 s); a call while the socket is absent or
- * the kubelet restarts fails at once as `unavailable`, it never waits for the socket.
+ * kubelet.sock`), through @grpc/grpc-js and the kubelet's own proto (grpc-channel.ts). One
+ * call, `List`, with a deadline per call and a bounded answer. The channel reconnects by itself
+ * (grpc-js, backoff capped at 5 s); a call while the socket is absent or the kubelet restarts
+ * fails at once as `unavailable`, it never waits for the socket.
+ *
+ * grpc-js and the proto are loaded at the first call (about 19 MiB of RSS in a jitless Node):
+ * an agent that never reads the socket (simulated, or `podResources.enabled: false`) never pays.
  */
-import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { PODRESOURCES_DESCRIPTOR } from './descriptor.js';
-
 /** How a failed call failed (the reads metric's `result`). */
 export type ListFailure = 'unavailable' | 'timeout' | 'too-large' | 'malformed' | 'error';
 
@@ -22,17 +21,6 @@ export class PodResourcesError extends Error {
     this.name = 'PodResourcesError';
   }
 }
-
-/** The proto as proto-loader gives it: field names as in the proto, absent lists as []. */
-export const PODRESOURCES_PACKAGE = protoLoader.fromJSON(PODRESOURCES_DESCRIPTOR, {
-  keepCase: true,
-  longs: String,
-  enums: String,
-  defaults: true,
-});
-
-/** The PodResourcesLister service, as the client and the fake server (testing.ts) share it. */
-export const PODRESOURCES_SERVICE = PODRESOURCES_PACKAGE['v1.PodResourcesLister'] as grpc.ServiceDefinition;
 
 /** What the client is given. */
 export interface PodResourcesClientOptions {
@@ -50,65 +38,21 @@ export interface PodResourcesClient {
   close(): void;
 }
 
-/** A client of the socket `options.socket` (nothing is dialled until the first call). */
+/** A client of the socket `options.socket` (nothing is loaded or dialled until the first call). */
 export function createPodResourcesClient(options: PodResourcesClientOptions): PodResourcesClient {
-  const Client = grpc.makeGenericClientConstructor(PODRESOURCES_SERVICE, 'PodResourcesLister');
-  const client = new Client(`unix://${options.socket}`, grpc.credentials.createInsecure(), {
-    'grpc.max_receive_message_length': options.maxMessageBytes,
-    'grpc.initial_reconnect_backoff_ms': 500,
-    'grpc.max_reconnect_backoff_ms': 5000,
-    // One attempt per read: the reader's next period is the retry.
-    'grpc.enable_retries': 0,
-  });
-  const list = PODRESOURCES_SERVICE.List;
-  if (list === undefined) throw new Error('PodResourcesLister has no List in the vendored proto');
+  let channel: Promise<PodResourcesClient> | undefined;
+  let closed = false;
+  const open = (): Promise<PodResourcesClient> =>
+    (channel ??= import('./grpc-channel.js').then(({ openPodResourcesChannel }) => {
+      const opened = openPodResourcesChannel(options);
+      if (closed) opened.close();
+      return opened;
+    }));
   return {
-    list: (signal) =>
-      new Promise((resolve, reject) => {
-        if (signal?.aborted) {
-          reject(new PodResourcesError('error', 'aborted'));
-          return;
-        }
-        const call = client.makeUnaryRequest(
-          list.path,
-          list.requestSerialize,
-          list.responseDeserialize,
-          {},
-          new grpc.Metadata(),
-          { deadline: Date.now() + options.timeoutMs },
-          (error, value) => {
-            signal?.removeEventListener('abort', cancel);
-            if (error) reject(failure(error, options));
-            else resolve(value);
-          },
-        );
-        const cancel = (): void => call.cancel();
-        signal?.addEventListener('abort', cancel, { once: true });
-      }),
-    close: () => client.close(),
+    list: async (signal) => (await open()).list(signal),
+    close: () => {
+      closed = true;
+      void channel?.then((opened) => opened.close());
+    },
   };
-}
-
-/** A gRPC error as a one-line PodResourcesError. */
-function failure(error: grpc.ServiceError, options: PodResourcesClientOptions): PodResourcesError {
-  const details = (error.details || error.message).split('\n')[0]?.slice(0, 200) ?? '';
-  switch (error.code) {
-    case grpc.status.UNAVAILABLE:
-      return new PodResourcesError('unavailable', `kubelet socket ${options.socket} unavailable: ${details}`);
-    case grpc.status.DEADLINE_EXCEEDED:
-      return new PodResourcesError(
-        'timeout',
-        `no answer from ${options.socket} within ${options.timeoutMs} ms`,
-      );
-    case grpc.status.RESOURCE_EXHAUSTED:
-      return new PodResourcesError('too-large', `answer over ${options.maxMessageBytes} bytes: ${details}`);
-    case grpc.status.INTERNAL:
-      // grpc-js reports an answer it cannot decode as INTERNAL.
-      return new PodResourcesError('malformed', `answer not a ListPodResourcesResponse: ${details}`);
-    default:
-      return new PodResourcesError(
-        'error',
-        `List failed (${grpc.status[error.code] ?? error.code}): ${details}`,
-      );
-  }
 }

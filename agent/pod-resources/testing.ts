@@ -7,7 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PODRESOURCES_SERVICE } from './client.js';
+import { PODRESOURCES_SERVICE } from './grpc-channel.js';
 
 /** What the fake answers one List with. */
 export type FakeAnswer =
