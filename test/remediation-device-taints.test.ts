@@ -15,9 +15,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { BREAKER_CONFIGMAP, BREAKER_KEY, decodeBreaker } from '../contracts/index.js';
 import type { RemediationConfigInput } from '../controller/remediation/index.js';
 import { manifestRbacObjects } from '../stack/index.js';
@@ -30,7 +27,13 @@ import {
   type ControllerAccess,
 } from './setup/controller-rbac.js';
 import { Fleet, Poster, StatusFollower, statusIn } from './setup/fleet.js';
-import { applyRemediationSettings, createReadyKwokNodes, onlyTheseNodesArgs } from './setup/remediation.js';
+import {
+  applyRemediationSettings,
+  everyNodeObserved,
+  saveReplicaLog,
+  createReadyKwokNodes,
+  onlyTheseNodesArgs,
+} from './setup/remediation.js';
 
 const DRIVER = 'fake.npu-fault.io';
 const RULES = '/apis/resource.k8s.io/v1/devicetaintrules';
@@ -161,19 +164,11 @@ suite('device taints (DRA) on the real control plane', () => {
     const url = `http://127.0.0.1:${await replica.port('observations')}`;
     poster = new Poster(fleet, functionToken, () => [{ identity: replica.identity, url }]);
     poster.start();
-    await follower.waitFor(
-      (d) => nodes.every((n) => !d.unobserved.includes(n)),
-      30_000,
-      'every node observed',
-    );
+    await everyNodeObserved(follower, nodes);
   }, 180_000);
 
   afterAll(async () => {
-    if (replica)
-      writeFileSync(
-        join(tmpdir(), 'npu-fault-device-taints-replica-1.log'),
-        replica.logs.map((l) => JSON.stringify(l)).join('\n'),
-      );
+    if (replica) saveReplicaLog(replica, 'device-taints-replica-1');
     poster?.stop();
     follower?.stop();
     await replica?.stop('SIGKILL');

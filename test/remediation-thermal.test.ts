@@ -15,9 +15,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   BREAKER_CONFIGMAP,
   BREAKER_KEY,
@@ -30,6 +27,8 @@ import {
 import type { RemediationConfigInput } from '../controller/remediation/index.js';
 import {
   applyRemediationSettings,
+  everyNodeObserved,
+  saveReplicaLog,
   createReadyKwokNodes,
   onlyTheseNodesArgs,
   nodeWhere as nodeWhereOn,
@@ -153,19 +152,11 @@ suite('thermal eviction preset on the real control plane', () => {
     await replica.waitForLog((l) => l.msg === 'started leading', 30_000, 'leading');
     poster = new Poster(fleet, functionToken, () => [{ identity: replica.identity, url }]);
     poster.start();
-    await follower.waitFor(
-      (d) => nodes.every((n) => !d.unobserved.includes(n)),
-      30_000,
-      'every node observed',
-    );
+    await everyNodeObserved(follower, nodes);
   }, 180_000);
 
   afterAll(async () => {
-    if (replica)
-      writeFileSync(
-        join(tmpdir(), `npu-fault-remediation-thermal-${replica.identity}.log`),
-        replica.logs.map((l) => JSON.stringify(l)).join('\n'),
-      );
+    if (replica) saveReplicaLog(replica, `remediation-thermal-${replica.identity}`);
     poster?.stop();
     follower?.stop();
     await replica?.stop('SIGKILL');

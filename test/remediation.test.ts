@@ -16,9 +16,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   BREAKER_CONFIGMAP,
   BREAKER_KEY,
@@ -30,6 +27,8 @@ import {
 import type { RemediationConfigInput } from '../controller/remediation/index.js';
 import {
   applyRemediationSettings,
+  everyNodeObserved,
+  saveReplicaLog,
   createReadyKwokNodes,
   onlyTheseNodesArgs,
   nodeWhere as nodeWhereOn,
@@ -185,20 +184,12 @@ suite('self-healing on the real control plane', () => {
       live().map((r) => ({ identity: r.identity, url: urls.get(r.identity) ?? '' })),
     );
     poster.start();
-    await follower.waitFor(
-      (d) => nodes.every((n) => !d.unobserved.includes(n)),
-      30_000,
-      'every node observed',
-    );
+    await everyNodeObserved(follower, nodes);
   }, 180_000);
 
   afterAll(async () => {
     // The replicas' logs, for a failure's post-mortem.
-    for (const r of replicas)
-      writeFileSync(
-        join(tmpdir(), `npu-fault-remediation-${r.identity}.log`),
-        r.logs.map((l) => JSON.stringify(l)).join('\n'),
-      );
+    for (const r of replicas) saveReplicaLog(r, `remediation-${r.identity}`);
     poster?.stop();
     follower?.stop();
     await Promise.all(replicas.map((r) => r.stop('SIGKILL')));

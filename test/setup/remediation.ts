@@ -2,12 +2,16 @@
  * What the remediation tests on the plane share: writing the hot-reloaded settings ConfigMap
  * and waiting until replicas have them in force, waiting for a Node, and reading its record.
  */
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type * as k8s from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import { REMEDIATION_ANNOTATION, decodeNodeRecord, type NodeRecord } from '../../contracts/index.js';
 import type { RemediationConfigInput } from '../../controller/remediation/index.js';
 import { watchUntil } from './cluster.js';
 import type { ControllerProcess } from './controller-process.js';
+import type { StatusFollower } from './fleet.js';
 
 /** The settings ConfigMap the controllers watch (k8s/controller, CONTRACT §5.7). */
 const SETTINGS = 'npu-fault-remediation';
@@ -104,4 +108,17 @@ export function onlyTheseNodesArgs(testLabel: string): string[] {
     `--nodes-label-selector=npu-fault-test=${testLabel}`,
     '--no-mirrors-enabled',
   ];
+}
+
+/** Waits until the status document lists none of `nodes` as unobserved. */
+export async function everyNodeObserved(follower: StatusFollower, nodes: readonly string[]): Promise<void> {
+  await follower.waitFor((d) => nodes.every((n) => !d.unobserved.includes(n)), 30_000, 'every node observed');
+}
+
+/** Keeps a replica's log lines in the temp dir (`npu-fault-<name>.log`), for a failure's post-mortem. */
+export function saveReplicaLog(replica: ControllerProcess, name: string): void {
+  writeFileSync(
+    join(tmpdir(), `npu-fault-${name}.log`),
+    replica.logs.map((l) => JSON.stringify(l)).join('\n'),
+  );
 }

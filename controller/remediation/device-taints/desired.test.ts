@@ -9,38 +9,11 @@ import {
   type DeviceTaintNode,
 } from './desired.js';
 import { parseResourceSlice, type ResourceSliceView } from './resource-slices.js';
+import { nodeEntryWith as entry } from './testing.js';
 
 const OWNER = 'ai-infra';
 const UUID_A = 'GPU-6a1b2c3d-0000-1111-2222-333344445555';
 const UUID_B = 'GPU-7a1b2c3d-0000-1111-2222-333344445555';
-
-function entry(
-  node: string,
-  devices: { key: string; resource_id: string; status?: 'failed' | 'degraded' }[],
-): PublishedNode {
-  return {
-    node,
-    observed_at: '2026-12-01T10:00:00.000Z',
-    agent: 'ok',
-    summary: { total: 8, healthy: 8 - devices.length, degraded: 0, failed: devices.length, unknown: 0 },
-    npus: devices.map((d, i) => ({
-      id: `dev${i}`,
-      key: d.key,
-      resource_id: d.resource_id,
-      kind: 'gpu',
-      model: 'H200',
-      status: d.status ?? 'failed',
-      since: '2026-12-01T10:00:00.000Z',
-      reason: 'xid-79',
-      reasons: ['xid-79'],
-      signals: [],
-      temperature_c: null,
-      power_w: null,
-      ecc_errors: null,
-      pcie_link_status: null,
-    })),
-  };
-}
 
 function slice(
   node: string,

@@ -9,35 +9,13 @@ import { createRemediationMetrics } from '../metrics.js';
 import { FakeDeviceTaintClient } from './fake-client.js';
 import { ruleName } from './desired.js';
 import { SLICE_GRACE_MS, createDeviceTaintReconciler } from './reconcile.js';
+import { nodeEntryWith } from './testing.js';
 
 const UUID = 'GPU-6a1b2c3d-0000-1111-2222-333344445555';
 const RULE = ruleName('ai-infra', 'n1', 'fake.npu-fault.io', 'n1', 'gpu0');
 
 function failedEntry(): PublishedNode {
-  return {
-    node: 'n1',
-    observed_at: '2026-12-01T10:00:00.000Z',
-    agent: 'ok',
-    summary: { total: 2, healthy: 1, degraded: 0, failed: 1, unknown: 0 },
-    npus: [
-      {
-        id: 'gpu0',
-        key: UUID,
-        resource_id: UUID,
-        kind: 'gpu',
-        model: 'H200',
-        status: 'failed',
-        since: '2026-12-01T10:00:00.000Z',
-        reason: 'xid-79',
-        reasons: ['xid-79'],
-        signals: [],
-        temperature_c: null,
-        power_w: null,
-        ecc_errors: null,
-        pcie_link_status: null,
-      },
-    ],
-  };
+  return nodeEntryWith('n1', [{ key: UUID, resource_id: UUID }]);
 }
 
 const SLICE = {
