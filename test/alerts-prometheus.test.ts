@@ -406,22 +406,30 @@ describeWithPrometheus(TITLE, () => {
     // Another holder takes the Lease for an hour: no replica leads.
     const taken = Date.now();
     const leases = ns.admin.makeApiClient(k8s.CoordinationV1Api);
-    const lease = await leases.readNamespacedLease({ name: 'npu-fault-controller', namespace: ns.name });
-    const now = microTime(Date.now());
-    await leases.replaceNamespacedLease({
-      name: 'npu-fault-controller',
-      namespace: ns.name,
-      body: {
-        ...lease,
-        spec: {
-          ...lease.spec,
-          holderIdentity: 'someone-else',
-          leaseDurationSeconds: 3600,
-          renewTime: now,
-          acquireTime: now,
-        },
-      },
-    });
+    // The leader renews between our read and write: reread on each conflict, as any writer must.
+    for (let attempt = 1; ; attempt += 1) {
+      const lease = await leases.readNamespacedLease({ name: 'npu-fault-controller', namespace: ns.name });
+      const now = microTime(Date.now());
+      try {
+        await leases.replaceNamespacedLease({
+          name: 'npu-fault-controller',
+          namespace: ns.name,
+          body: {
+            ...lease,
+            spec: {
+              ...lease.spec,
+              holderIdentity: 'someone-else',
+              leaseDurationSeconds: 3600,
+              renewTime: now,
+              acquireTime: now,
+            },
+          },
+        });
+        break;
+      } catch (error) {
+        if ((error as { code?: number }).code !== 409 || attempt >= 10) throw error;
+      }
+    }
     await watch('NpuFaultControllerNoLeader', { namespace: 'ai-infra', severity: 'critical' }, taken);
     // The Lease is free again: a replica takes it, and the alert clears.
     await leases.deleteNamespacedLease({ name: 'npu-fault-controller', namespace: ns.name });
