@@ -8,6 +8,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { describeError, K8sApiError } from '../platform/index.js';
+import { shareConnections } from '../platform/k8s/index.js';
 import { isExit, stringOption, type OptionSpec, type ParsedArgs } from './args.js';
 import { EXIT_DATA, type CliIO } from './io.js';
 
@@ -24,7 +25,8 @@ export function loadKubeConfig(
   try {
     if (path !== undefined) kubeConfig.loadFromFile(path);
     else kubeConfig.loadFromDefault();
-    return kubeConfig;
+    // client-node would open a TLS connection per call (platform/k8s/shared-connections.ts).
+    return shareConnections(kubeConfig);
   } catch (error) {
     io.stderr(`npu-fault ${command}: kubeconfig: ${describeError(error).split('\n')[0]}\n`);
     return { exit: EXIT_DATA };

@@ -134,6 +134,8 @@ export interface StackTuning {
    * on the command line they outrank what `env`'s NODE_OPTIONS sets.
    */
   functionNodeArgs?: readonly string[];
+  /** Stop the components with SIGTERM rather than SIGKILL (their CPU profiles are written on exit). */
+  gracefulStop?: boolean;
   /** More agent flags for one node (the demo's canary on one node). */
   agentArgs?: (node: SimNode) => string[];
   /** The namespace's name prefix (default npu-fault-demo). */
@@ -170,7 +172,7 @@ export async function deployPipeline(options: {
   const dispose = async (): Promise<void> => {
     if (disposed) return;
     disposed = true;
-    await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+    await Promise.all(processes.map((p) => p.stop(tuning.gracefulStop ? 'SIGTERM' : 'SIGKILL')));
     for (const node of nodes) await core.deleteNode({ name: node }).catch(() => undefined);
     for (const object of rbac)
       if (object.kind?.startsWith('Cluster')) await objects.delete(object).catch(() => undefined);

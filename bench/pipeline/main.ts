@@ -19,6 +19,8 @@
  *   --out bench/results        where the results go
  *   --existing-cluster         run on $KUBECONFIG's cluster (one run per size, no fresh plane)
  *   --tsx                      run the components from the sources (default: `npm run build`, dist/)
+ *   --profile DIR              V8 CPU profiles of the controllers and the function into DIR
+ *                              (they are stopped with SIGTERM so that the profiles are written)
  *   --seed 1
  * Heavy: not part of the test suite (test/pipeline-bench.test.ts runs a 20-node smoke).
  */
@@ -73,6 +75,8 @@ with SSE consumers, 10/50/100 API watchers. Writes <out>/<timestamp>.json, .md a
   --out bench/results        where the results go
   --existing-cluster         run on $KUBECONFIG's cluster
   --tsx                      run the components from the sources (default: dist/)
+  --profile DIR              V8 CPU profiles (.cpuprofile) of the controllers and the function
+                             into DIR; summarise with bench/profile-summary.ts
   --seed 1
 
 Exit 0 when no fault was missed or invented and the replay matched; 1 otherwise; 2 for a bad argument.
@@ -92,6 +96,8 @@ export interface PipelineBenchOptions {
   out: string;
   existingCluster: boolean;
   tsx: boolean;
+  /** Where the components write V8 CPU profiles (undefined: none). */
+  profile: string | undefined;
   seed: number;
 }
 
@@ -126,6 +132,7 @@ export function parsePipelineArgs(args: readonly string[]): PipelineBenchOptions
       out: { type: 'string' },
       'existing-cluster': { type: 'boolean' },
       tsx: { type: 'boolean' },
+      profile: { type: 'string' },
       seed: { type: 'string' },
     },
   });
@@ -145,6 +152,7 @@ export function parsePipelineArgs(args: readonly string[]): PipelineBenchOptions
     out: values.out ?? join(ROOT, 'bench/results'),
     existingCluster: values['existing-cluster'] === true,
     tsx: values.tsx === true,
+    profile: values.profile,
     seed: number(values.seed, 'seed', 1),
   };
 }
@@ -215,11 +223,13 @@ async function sweep(
   // function with the node flags of its command (which outrank the same flags in NODE_OPTIONS).
   const nodeOptions = shippedNode(join(ROOT, 'k8s/controller/deployment.yaml')).nodeOptions;
   const functionNodeArgs = shippedNode(join(ROOT, 'k8s/functions/base/deployment.yaml')).nodeArgs;
+  const profileFlags = opts.profile ? ` --cpu-prof --cpu-prof-dir=${opts.profile}` : '';
   const shipped = {
     entry: join(ROOT, 'dist/cli/run.js'),
-    env: { NODE_OPTIONS: nodeOptions },
+    env: { NODE_OPTIONS: `${nodeOptions}${profileFlags}`.trim() },
     functionNodeArgs,
   };
+  const profiled = opts.profile ? { env: { NODE_OPTIONS: profileFlags.trim() }, gracefulStop: true } : {};
   const runOptions = (admin: k8s.KubeConfig, nodes: number, seed: number): PipelineRunOptions => ({
     admin,
     nodes,
@@ -232,7 +242,7 @@ async function sweep(
     probeIntervalMs: opts.probeIntervalMs,
     seed,
     planePids: {},
-    ...(opts.tsx ? {} : shipped),
+    ...(opts.tsx ? profiled : { ...shipped, gracefulStop: opts.profile !== undefined }),
     log,
     killers,
   });

@@ -139,7 +139,12 @@ function pathSection(
 function componentsSection(runs: readonly RunResult[]): string[] {
   const out = ['## Components', ''];
   for (const r of runs) {
-    out.push(`### N = ${runLabel(r)}`, '');
+    const rate = r.snapshotsPerSecond;
+    out.push(
+      `### N = ${runLabel(r)}`,
+      '',
+      ...(rate === undefined ? [] : [`Snapshots posted: ${num(rate, 0)}/s over the window.`, '']),
+    );
     if (r.components.length === 0) {
       out.push('_No components measured._', '');
       continue;
@@ -148,12 +153,20 @@ function componentsSection(runs: readonly RunResult[]): string[] {
       c.name,
       strike(num(c.cpuSeconds, 1), r.saturated),
       strike(num(c.cpuShareOfOneCore, 3), r.saturated),
+      rate ? strike(num((c.cpuShareOfOneCore * 1e6) / rate, 0), r.saturated) : '—',
       strike(num(c.rssMiBPeak, 1), r.saturated),
       strike(ms(c.eventLoopDelayP99MsMax), r.saturated),
     ]);
     out.push(
       ...table(
-        ['component', 'CPU (s)', 'CPU (share of one core)', 'RSS peak (MiB)', 'event-loop p99 max (ms)'],
+        [
+          'component',
+          'CPU (s)',
+          'CPU (share of one core)',
+          'CPU per snapshot (µs)',
+          'RSS peak (MiB)',
+          'event-loop p99 max (ms)',
+        ],
         rows,
       ),
       '',

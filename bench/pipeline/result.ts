@@ -83,6 +83,10 @@ export interface RunResult {
   nodes: number;
   devices: number;
   measuredSeconds: number;
+  /** The measured window (ISO times): CPU profiles are cut to it (bench/profile-summary.ts). */
+  window?: { from: string; to: string };
+  /** Snapshots the synthetic agents posted per second over the window. */
+  snapshotsPerSecond?: number;
   /** Machine CPU busy over the window (0..1); above 0.85 the run is saturated and not quoted. */
   machineBusy: number;
   saturated: boolean;

@@ -56,6 +56,8 @@ export interface PipelineRunOptions {
   /** The script controllers and the function run (dist/cli/run.js as an image does; default: the sources). */
   entry?: string;
   env?: Record<string, string>;
+  /** Stop the components with SIGTERM, so that what they write on exit (CPU profiles) is written. */
+  gracefulStop?: boolean;
   /** The function's node flags (its Deployment's command). */
   functionNodeArgs?: readonly string[];
   /** Real Prometheus and Alertmanager scraping the synthetic fleet's device health beside the run. */
@@ -136,6 +138,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
         controllerArgs: (identity) => [`--record-observations=${join(journalDir, `${identity}.jsonl`)}`],
         ...(options.entry ? { entry: options.entry } : {}),
         ...(options.env ? { env: options.env } : {}),
+        ...(options.gracefulStop ? { gracefulStop: true } : {}),
         ...(options.functionNodeArgs ? { functionNodeArgs: options.functionNodeArgs } : {}),
       },
     });
@@ -266,6 +269,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     probeAgents.startInjecting(options.probeIntervalMs);
     measuring = true;
     const startedAt = Date.now();
+    const postsBefore = fleet.counters.posts;
     meter.begin(startedAt);
     const sampler = setInterval(() => void meter.sample(), 1000);
     const watcherLoads: WatcherLoad[] = [];
@@ -308,6 +312,8 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     probeAgents.stopInjecting();
     fleet.stopInjecting();
     const usage = meter.end();
+    const window = { from: new Date(startedAt).toISOString(), to: new Date().toISOString() };
+    const postsInWindow = fleet.counters.posts - postsBefore;
     const apiAfter = apiserverCounters(await apiserver.scrape());
     const leaderIndex = stack.controllers.findIndex((c) => c.identity === leaderIdentity);
     const leaderAfter = await text(metricsUrls[Math.max(0, leaderIndex)]!);
@@ -412,6 +418,8 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
       nodes: options.nodes,
       devices: options.nodes * 8,
       measuredSeconds: Math.round(seconds),
+      window,
+      snapshotsPerSecond: Number((postsInWindow / seconds).toFixed(1)),
       machineBusy: usage.machineBusy,
       saturated: usage.machineBusy > SATURATED,
       faults: {

@@ -68,7 +68,7 @@ export function createKubeNodeClient(api: k8s.CoreV1Api): NodeClient {
       try {
         await api.patchNodeStatus(
           { name: node, body: { status: { conditions: [condition] } } },
-          requestOptions({ signal, patch: 'application/strategic-merge-patch+json' }),
+          requestOptions({ signal, patch: 'application/strategic-merge-patch+json', discardAnswer: true }),
         );
       } catch (error) {
         throw K8sApiError.from(error) ?? error;
@@ -78,7 +78,7 @@ export function createKubeNodeClient(api: k8s.CoreV1Api): NodeClient {
       try {
         await api.patchNode(
           { name: node, body: { metadata: { annotations } } },
-          requestOptions({ signal, patch: 'application/merge-patch+json' }),
+          requestOptions({ signal, patch: 'application/merge-patch+json', discardAnswer: true }),
         );
       } catch (error) {
         throw K8sApiError.from(error) ?? error;
@@ -95,7 +95,7 @@ export function createKubeNodeClient(api: k8s.CoreV1Api): NodeClient {
               { op: 'remove', path },
             ],
           },
-          requestOptions({ signal, patch: 'application/json-patch+json' }),
+          requestOptions({ signal, patch: 'application/json-patch+json', discardAnswer: true }),
         );
         return true;
       } catch (error) {
@@ -129,7 +129,7 @@ export function createKubeEventClient(api: k8s.CoreV1Api): EventClient {
               lastTimestamp: new Date(rest.lastTimestamp),
             },
           },
-          requestOptions({ signal }),
+          requestOptions({ signal, discardAnswer: true }),
         );
       } catch (error) {
         throw K8sApiError.from(error) ?? error;
@@ -139,7 +139,7 @@ export function createKubeEventClient(api: k8s.CoreV1Api): EventClient {
       try {
         await api.patchNamespacedEvent(
           { name, namespace, body: { count, lastTimestamp } },
-          requestOptions({ signal, patch: 'application/merge-patch+json' }),
+          requestOptions({ signal, patch: 'application/merge-patch+json', discardAnswer: true }),
         );
       } catch (error) {
         throw K8sApiError.from(error) ?? error;

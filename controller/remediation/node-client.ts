@@ -74,7 +74,7 @@ export function createKubeRemediationNodeClient(api: k8s.CoreV1Api): Remediation
       try {
         await api.patchNode(
           { name: node, body },
-          requestOptions({ signal, patch: 'application/merge-patch+json' }),
+          requestOptions({ signal, patch: 'application/merge-patch+json', discardAnswer: true }),
         );
       } catch (error) {
         throw K8sApiError.from(error) ?? error;

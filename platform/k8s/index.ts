@@ -1,6 +1,7 @@
 /** The Kubernetes helpers of platform/: the one door other folders import them through. */
 export { MicroTime, microTime } from './micro-time.js';
 export { requestOptions, type PatchContentType } from './request-options.js';
+export { shareConnections } from './shared-connections.js';
 export {
   TOKEN_REVIEW_DEFAULTS,
   TokenReviewUnavailableError,

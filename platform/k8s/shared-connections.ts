@@ -1,0 +1,60 @@
+/**
+ * One connection pool per KubeConfig. client-node 2.0 builds a new undici Agent for every
+ * request (KubeConfig.applySecurityAuthentication → createDispatcher), so every API call over
+ * TLS opens a connection of its own: a handshake on both sides, about 5 ms of CPU for the
+ * caller and as much for the apiserver, per call. At 1,000 nodes the leader spent more CPU on
+ * handshakes than on everything else (docs/decisions/0051-pipeline-cost.md). Here the
+ * KubeConfig keeps the dispatcher it built and reuses it while the TLS settings are the
+ * same; new settings (a rotated client certificate) get a new one, and the old one is closed
+ * once its requests have ended. Credentials are headers, set per request, so a rotated token
+ * needs no new connection.
+ */
+import { createHash } from 'node:crypto';
+import type * as k8s from '@kubernetes/client-node';
+
+const SHARED = Symbol('npu-fault.sharedConnections');
+
+type CreateDispatcher = (cluster: k8s.Cluster | null, agentOptions: Record<string, unknown>) => unknown;
+
+/** What a dispatcher is closed with (undici's Dispatcher.close). */
+interface Closable {
+  close(): Promise<void>;
+}
+
+/** The TLS settings that decide a connection, as one key. */
+function keyOf(cluster: k8s.Cluster | null, options: Record<string, unknown>): string {
+  const hash = createHash('sha256');
+  hash.update(`${cluster?.server ?? ''}\0${cluster?.proxyUrl ?? ''}\0`);
+  for (const name of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername']) {
+    const value = options[name];
+    hash.update(`${name}=`);
+    if (value === undefined) hash.update('\0undefined');
+    else if (typeof value === 'string' || Buffer.isBuffer(value)) hash.update(value);
+    else hash.update(JSON.stringify(value) ?? String(value));
+    hash.update('\0');
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Makes `kubeConfig` reuse its connections (see above); returns it. Idempotent. Every API
+ * client made from it afterwards, and before (they ask the KubeConfig per request), shares
+ * the pool.
+ */
+export function shareConnections(kubeConfig: k8s.KubeConfig): k8s.KubeConfig {
+  const target = kubeConfig as unknown as { createDispatcher: CreateDispatcher; [SHARED]?: true };
+  if (target[SHARED]) return kubeConfig;
+  const build = target.createDispatcher.bind(kubeConfig);
+  let current: { key: string; dispatcher: unknown } | undefined;
+  target.createDispatcher = (cluster, agentOptions) => {
+    const key = keyOf(cluster, agentOptions);
+    if (current?.key === key) return current.dispatcher;
+    const previous = current?.dispatcher as Closable | undefined;
+    current = { key, dispatcher: build(cluster, agentOptions) };
+    // Requests in flight on the old pool finish first; close() only refuses new ones.
+    if (previous && typeof previous.close === 'function') previous.close().catch(() => undefined);
+    return current.dispatcher;
+  };
+  target[SHARED] = true;
+  return kubeConfig;
+}
