@@ -10,7 +10,7 @@ const T0 = Date.parse('2026-11-29T08:00:00.000Z');
 function setup() {
   const clock = new FakeClock(T0);
   const journal: string[] = [];
-  const host = new EngineHost(createEngine(), clock, { append: (line) => journal.push(line) });
+  const host = new EngineHost(createEngine(), clock, { append: (lines) => journal.push(...lines) });
   const seen: { transitions: readonly Transition[]; cause: TransitionCause }[] = [];
   host.onTransitions((transitions, cause) => seen.push({ transitions, cause }));
   return { clock, host, journal, seen };
@@ -34,6 +34,15 @@ describe('EngineHost', () => {
     expect(seen.map((s) => [s.cause, s.transitions.map((t) => `${t.from}>${t.to}`)])).toEqual([
       ['observation', ['unknown>healthy', 'healthy>failed']],
     ]);
+  });
+
+  it('journals a batch in one write, and a batch with nothing accepted not at all', () => {
+    const writes: (readonly string[])[] = [];
+    const host = new EngineHost(createEngine(), new FakeClock(T0), { append: (lines) => writes.push(lines) });
+    const first = npuSnapshot({ node: 'n1', seq: 1, t: 0 }, [{ npu: 0 }]);
+    host.accept([first, npuSnapshot({ node: 'n2', seq: 1, t: 0 }, [{ npu: 0 }])]);
+    host.accept([first]); // a duplicate: dropped
+    expect(writes.map((lines) => lines.length)).toEqual([2]);
   });
 
   it('ticks overlays at its clock and reports them as such', async () => {
@@ -143,7 +152,7 @@ describe('EngineHost with MindCluster (synthetic snapshots, the merge, the hand-
   it('journals the merged snapshot, so a replay reproduces what the engine saw', () => {
     const clock = new FakeClock(T0);
     const journal: string[] = [];
-    const host = new EngineHost(createEngine(), clock, { append: (l) => journal.push(l) });
+    const host = new EngineHost(createEngine(), clock, { append: (lines) => journal.push(...lines) });
     host.setMerge((snapshot) => mergeView(snapshot, view));
     host.accept([agent(1, 0)]);
     const npus = (

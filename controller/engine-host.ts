@@ -34,7 +34,8 @@ export type TransitionCause =
 
 /** Where accepted snapshots are written, in arrival order (one JSON line each). */
 export interface ObservationJournal {
-  append(line: string): void;
+  /** The lines of one accepted batch, in order: one write for the batch, not one per line. */
+  append(lines: readonly string[]): void;
 }
 
 /** The engine's view of one node, for the Node status writer and the observation answer. */
@@ -101,6 +102,8 @@ export class EngineHost {
     const now = this.#clock.now();
     const results: AcceptResult[] = [];
     const transitions: Transition[] = [];
+    // Serialised only when there is a journal: without one, accepting costs nothing more.
+    const lines: string[] | undefined = this.#journal ? [] : undefined;
     for (const received of snapshots) {
       const synthetic = origin !== 'agent';
       // The agent took over: a synthetic snapshot would flip the node back to the other boot.
@@ -115,7 +118,7 @@ export class EngineHost {
       if (result.accepted) {
         this.#observed.add(snapshot.node);
         if (!synthetic) this.#agentNodes.add(snapshot.node);
-        this.#journal?.append(JSON.stringify(snapshot));
+        lines?.push(JSON.stringify(snapshot));
         for (const t of result.transitions) transitions.push(t);
         results.push({ node: snapshot.node, accepted: true });
       } else {
@@ -126,6 +129,7 @@ export class EngineHost {
         });
       }
     }
+    if (lines && lines.length > 0) this.#journal?.append(lines);
     this.#emit(transitions, 'observation');
     return results;
   }

@@ -45,13 +45,19 @@ export function createFileJournal(
     get dropped() {
       return dropped;
     },
-    append(line: string) {
-      if (broken) return void dropped++;
-      const bytes = Buffer.byteLength(line) + 1;
-      if (written + bytes > maxBytes) return drop(`reached its limit of ${maxBytes} bytes`);
-      if (stream.writableLength > maxBuffered) return drop('the disk does not keep up');
-      written += bytes;
-      stream.write(`${line}\n`);
+    append(lines) {
+      if (broken) return void (dropped += lines.length);
+      let text = '';
+      for (const line of lines) {
+        const bytes = Buffer.byteLength(line) + 1;
+        if (written + bytes > maxBytes) drop(`reached its limit of ${maxBytes} bytes`);
+        else if (stream.writableLength > maxBuffered) drop('the disk does not keep up');
+        else {
+          written += bytes;
+          text += `${line}\n`;
+        }
+      }
+      if (text !== '') stream.write(text);
     },
     close() {
       return new Promise<void>((resolve) => {

@@ -93,6 +93,9 @@ describe('npu-fault bench pipeline arguments', () => {
       watchers: [10, 50, 100],
       seconds: 60,
       baselines: false,
+      remediation: true,
     });
+    expect(parsePipelineArgs(['--remediation', 'off']).remediation).toBe(false);
+    expect(() => parsePipelineArgs(['--remediation', 'drain'])).toThrow(/--remediation: cordon or off/);
   });
 });

@@ -19,7 +19,10 @@
  *   --out bench/results        where the results go
  *   --existing-cluster         run on $KUBECONFIG's cluster (one run per size, no fresh plane)
  *   --tsx                      run the components from the sources (default: `npm run build`, dist/)
- *   --profile DIR              V8 CPU profiles of the controllers and the function into DIR
+ *   --remediation cordon       remediation in cordon mode in every run of the sweep: fault → cordon
+ *                              is measured (off: none)
+ *   --remediation cordon       remediation in cordon mode in the sweep: fault → cordon measured (off: none)
+  --profile DIR              V8 CPU profiles of the controllers and the function into DIR
  *                              (they are stopped with SIGTERM so that the profiles are written)
  *   --seed 1
  * Heavy: not part of the test suite (test/pipeline-bench.test.ts runs a 20-node smoke).
@@ -75,6 +78,7 @@ with SSE consumers, 10/50/100 API watchers. Writes <out>/<timestamp>.json, .md a
   --out bench/results        where the results go
   --existing-cluster         run on $KUBECONFIG's cluster
   --tsx                      run the components from the sources (default: dist/)
+  --remediation cordon       remediation in cordon mode in the sweep: fault → cordon measured (off: none)
   --profile DIR              V8 CPU profiles (.cpuprofile) of the controllers and the function
                              into DIR; summarise with bench/profile-summary.ts
   --seed 1
@@ -96,6 +100,8 @@ export interface PipelineBenchOptions {
   out: string;
   existingCluster: boolean;
   tsx: boolean;
+  /** Remediation in cordon mode in the sweep's runs (fault → cordon). */
+  remediation: boolean;
   /** Where the components write V8 CPU profiles (undefined: none). */
   profile: string | undefined;
   seed: number;
@@ -133,12 +139,16 @@ export function parsePipelineArgs(args: readonly string[]): PipelineBenchOptions
       'existing-cluster': { type: 'boolean' },
       tsx: { type: 'boolean' },
       profile: { type: 'string' },
+      remediation: { type: 'string' },
       seed: { type: 'string' },
     },
   });
   if (positionals.length > 0) throw new Error(`unexpected argument: ${positionals[0]}`);
   const glitchRate = number(values['glitch-rate'], 'glitch-rate', 0.02);
   if (glitchRate > 1) throw new Error('--glitch-rate: at most 1 (glitches per node-second)');
+  const remediation = values.remediation ?? 'cordon';
+  if (remediation !== 'cordon' && remediation !== 'off')
+    throw new Error(`--remediation: cordon or off, got ${remediation.slice(0, 40)}`);
   return {
     nodes: list(values.nodes ?? '100,250,500,1000', 'nodes'),
     seconds: number(values.seconds, 'seconds', 60, 3),
@@ -153,6 +163,7 @@ export function parsePipelineArgs(args: readonly string[]): PipelineBenchOptions
     existingCluster: values['existing-cluster'] === true,
     tsx: values.tsx === true,
     profile: values.profile,
+    remediation: remediation === 'cordon',
     seed: number(values.seed, 'seed', 1),
   };
 }
@@ -255,6 +266,7 @@ async function sweep(
       const outcome = await runPipeline({
         ...runOptions(admin, nodes, opts.seed + i),
         planePids: state?.pids ?? {},
+        remediation: opts.remediation,
       });
       runs.push(outcome.run);
       const { samples: _samples, ...figures } = outcome.run;

@@ -34,6 +34,8 @@ describe('chartsFor', () => {
       'sent_to_answered',
       'collected_to_watch',
       'injected_to_watch',
+      'injected_to_cordon',
+      'watch_to_cordon',
       'injected_to_sse',
       'watch_fanout',
       'watch_to_sse',

@@ -104,6 +104,7 @@ describe('markdownReport', () => {
 
   it('tabulates components per N, API writes, watcher egress, faults and the lossless check', () => {
     const run = sampleRun(100, {
+      snapshotsPerSecond: 200,
       faults: { injected: 10, seenFailed: 8, missed: 2, falseFailed: 1 },
       lossless: {
         published: 20,
@@ -116,8 +117,10 @@ describe('markdownReport', () => {
     });
     const report = markdownReport(sampleBenchResult({ runs: [run] }), []);
     expect(rowFor(section(report, '### N = 100'), 'controller-1')).toBe(
-      '| controller-1 | 12.0 | 0.100 | 90.5 | 12.3 |',
+      '| controller-1 | 12.0 | 0.100 | 500 | 90.5 | 12.3 |',
     );
+    // 0.100 of a core over 200 snapshots a second: 500 µs each.
+    expect(report).toContain('### N = 100\n\nSnapshots posted: 200/s over the window.');
     expect(rowFor(section(report, '### N = 100'), 'kube-apiserver')).toMatch(/\| — \|$/);
     expect(rowFor(section(report, '## API writes'), '100')).toBe('| 100 | 1.00 | 29.3 KiB/s | 3.50 |');
     const watchers = section(report, '## Watcher egress');

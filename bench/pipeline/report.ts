@@ -41,6 +41,9 @@ const PATH_MEANING: Record<PathName, string> = {
   injected_to_watch: 'fault injected → an API watcher sees the device failed (end to end)',
   event_to_watch: 'kernel-log event (GPU XID) injected → an API watcher sees the device failed',
   injected_to_sse: 'fault injected → the node agent’s SSE stream carries the failure',
+  injected_to_cordon:
+    'fault injected → a watcher of Nodes sees the node unschedulable and tainted (remediation in cordon mode; the first fault on each node)',
+  watch_to_cordon: 'an API watcher sees the device failed → a watcher of Nodes sees the node cordoned',
   watch_fanout: 'first watcher saw the write → each other watcher saw it',
   watch_to_sse: 'first watcher saw the write → the node’s SSE stream carried it (negative: SSE first)',
 };

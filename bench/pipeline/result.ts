@@ -19,6 +19,10 @@ export const PATHS = [
   'injected_to_watch',
   /** Kernel-log event (a GPU XID) injected → an API watcher sees the device failed. */
   'event_to_watch',
+  /** Fault injected → a watcher of Nodes sees the node cordoned and tainted (remediation in cordon mode). */
+  'injected_to_cordon',
+  /** An API watcher sees the device failed → a watcher of Nodes sees its node cordoned. */
+  'watch_to_cordon',
   /** Fault injected → the node's agent SSE stream (/v1/fault/stream) carries the failure. */
   'injected_to_sse',
   /** The first watcher saw the write → each of the other watchers saw it (fan-out delay). */

@@ -21,6 +21,7 @@ import { buildFleet, type SimNode } from '../../core/sim/index.js';
 import { deployPipeline, type DemoStack, createAgentIdentity } from '../../stack/index.js';
 import { PublishedTransitions } from '../failover.js';
 import { losslessCheck } from './lossless.js';
+import { applyCordonMode, CordonWatcher, cordonLatencies } from './cordons.js';
 import { apiserverCounters, apiserverScraper, type ApiserverCounters } from './apiserver.js';
 import { SyntheticFleet, type FleetMember, type InjectedFault } from './fleet.js';
 import { PROBE_FLEET, ProbeAgents } from './probes.js';
@@ -56,6 +57,8 @@ export interface PipelineRunOptions {
   /** The script controllers and the function run (dist/cli/run.js as an image does; default: the sources). */
   entry?: string;
   env?: Record<string, string>;
+  /** Remediation in cordon mode (bench/pipeline/cordons.ts): fault → cordon is measured. */
+  remediation?: boolean;
   /** Stop the components with SIGTERM, so that what they write on exit (CPU profiles) is written. */
   gracefulStop?: boolean;
   /** The function's node flags (its Deployment's command). */
@@ -126,6 +129,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
   let exporter: DeviceExporter | undefined;
   let prometheus: PrometheusBaseline | undefined;
   let killBaseline: (() => void) | undefined;
+  let cordons: CordonWatcher | undefined;
   try {
     stack = await deployPipeline({
       admin,
@@ -146,6 +150,11 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     const killStack = stack.killSync;
     options.killers?.add(killStack);
     log(`[bench] N=${options.nodes}: creating ${options.nodes} Nodes, agent pods and pod-bound tokens`);
+    if (options.remediation) {
+      await applyCordonMode(core, namespace);
+      cordons = new CordonWatcher(admin, `${BENCH_LABEL}=${runLabel[BENCH_LABEL]}`);
+      cordons.start();
+    }
     const members = await createMembers(core, namespace, options.nodes, runLabel);
     const functionUrl = `http://127.0.0.1:${await stack.function.port('http')}`;
     fleet = new SyntheticFleet({
@@ -376,6 +385,19 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
       if (f.sseAt !== undefined) add('injected_to_sse', f.sseAt - f.injectedAt);
       if (f.sseAt !== undefined && f.watchAt !== undefined) add('watch_to_sse', f.sseAt - f.watchAt);
     }
+    // Fault → cordon (and published failed → cordon), with remediation on.
+    if (cordons) {
+      const cordonedAt = cordons.cordonedAt;
+      for (const latency of cordonLatencies(injected, cordonedAt)) add('injected_to_cordon', latency);
+      const firstSeen = cordonLatencies(
+        injected.flatMap((f) => {
+          const seen = seenFault.get(f);
+          return seen === undefined ? [] : [{ ...f, injectedAt: seen }];
+        }),
+        cordonedAt,
+      );
+      for (const latency of firstSeen) add('watch_to_cordon', latency);
+    }
     // The fan-out samples of the phase with the most watchers (every phase is in `watchers`).
     samples.watch_fanout = widestFanout;
     const missed =
@@ -449,6 +471,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     await exporter?.close().catch(() => undefined);
     probes?.stop();
     watchers?.stop();
+    cordons?.stop();
     await fleet?.stop().catch(() => undefined);
     await apiserver.close().catch(() => undefined);
     await cleanupMembers(core, runLabel, stack?.namespace).catch(() => undefined);

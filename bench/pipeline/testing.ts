@@ -22,6 +22,8 @@ const BASE_RANGES: Record<Exclude<PathName, 'collected_to_written'>, [number, nu
   injected_to_watch: [60, 1200],
   event_to_watch: [30, 300],
   injected_to_sse: [70, 1250],
+  injected_to_cordon: [80, 1300],
+  watch_to_cordon: [5, 120],
   watch_fanout: [1, 60],
   watch_to_sse: [-15, 80],
 };
