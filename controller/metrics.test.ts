@@ -35,3 +35,24 @@ describe('npu_fault_controller_devices', () => {
     expect(exposition).toMatch(/npu_fault_controller_devices\{status="healthy",family="toy"\} 1\b/);
   });
 });
+
+describe('the census gauges', () => {
+  it('take one census per scrape, and a fresh one at the next scrape', async () => {
+    let taken = 0;
+    let unobserved = 3;
+    const registry = new Registry();
+    createControllerMetrics(registry, {
+      census: () => {
+        taken++;
+        return { devices: [], nodes: 2, stale: 1, unobserved };
+      },
+      lastDocument: () => undefined,
+    });
+    expect(await registry.metrics()).toMatch(/npu_fault_controller_unobserved_nodes 3\b/);
+    expect(taken).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    unobserved = 5;
+    expect(await registry.metrics()).toMatch(/npu_fault_controller_unobserved_nodes 5\b/);
+    expect(taken).toBe(2);
+  });
+});

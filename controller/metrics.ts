@@ -36,6 +36,16 @@ export function createControllerMetrics(
 ): ControllerMetrics {
   const prefix = metricPrefix('controller');
   const registers = [registry];
+  // One pass over the engine per scrape, not one per gauge: the three gauges' collects run
+  // in the same scrape, so the census is kept until the event loop turns.
+  let census: EngineCensus | undefined;
+  const censusOnce = (): EngineCensus => {
+    if (census === undefined) {
+      census = sources.census();
+      setImmediate(() => (census = undefined));
+    }
+    return census;
+  };
   new Gauge({
     name: `${prefix}devices`,
     help: "Devices by published status and accelerator family (this replica's engine)",
@@ -43,7 +53,7 @@ export function createControllerMetrics(
     registers,
     collect() {
       this.reset();
-      for (const d of sources.census().devices) this.set({ status: d.status, family: d.family }, d.count);
+      for (const d of censusOnce().devices) this.set({ status: d.status, family: d.family }, d.count);
     },
   });
   new Gauge({
@@ -51,7 +61,7 @@ export function createControllerMetrics(
     help: 'Observed nodes whose agent has not reported for agent_unreachable_s',
     registers,
     collect() {
-      this.set(sources.census().stale);
+      this.set(censusOnce().stale);
     },
   });
   new Gauge({
@@ -59,7 +69,7 @@ export function createControllerMetrics(
     help: 'Accelerator nodes with no snapshot yet',
     registers,
     collect() {
-      this.set(sources.census().unobserved);
+      this.set(censusOnce().unobserved);
     },
   });
   new Gauge({
