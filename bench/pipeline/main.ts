@@ -22,6 +22,7 @@
  *   --remediation cordon       remediation in cordon mode in every run of the sweep: fault → cordon
  *                              is measured (off: none)
  *   --remediation cordon       remediation in cordon mode in the sweep: fault → cordon measured (off: none)
+  --early-min-gap-ms MS      the controllers' publish.earlyMinGapMs (default: theirs, 250)
   --profile DIR              V8 CPU profiles of the controllers and the function into DIR
  *                              (they are stopped with SIGTERM so that the profiles are written)
  *   --seed 1
@@ -79,6 +80,7 @@ with SSE consumers, 10/50/100 API watchers. Writes <out>/<timestamp>.json, .md a
   --existing-cluster         run on $KUBECONFIG's cluster
   --tsx                      run the components from the sources (default: dist/)
   --remediation cordon       remediation in cordon mode in the sweep: fault → cordon measured (off: none)
+  --early-min-gap-ms MS      the controllers' publish.earlyMinGapMs (default: theirs, 250)
   --profile DIR              V8 CPU profiles (.cpuprofile) of the controllers and the function
                              into DIR; summarise with bench/profile-summary.ts
   --seed 1
@@ -100,6 +102,8 @@ export interface PipelineBenchOptions {
   out: string;
   existingCluster: boolean;
   tsx: boolean;
+  /** The controllers' publish.earlyMinGapMs, when not their default. */
+  earlyMinGapMs: number | undefined;
   /** Remediation in cordon mode in the sweep's runs (fault → cordon). */
   remediation: boolean;
   /** Where the components write V8 CPU profiles (undefined: none). */
@@ -140,6 +144,7 @@ export function parsePipelineArgs(args: readonly string[]): PipelineBenchOptions
       tsx: { type: 'boolean' },
       profile: { type: 'string' },
       remediation: { type: 'string' },
+      'early-min-gap-ms': { type: 'string' },
       seed: { type: 'string' },
     },
   });
@@ -164,6 +169,10 @@ export function parsePipelineArgs(args: readonly string[]): PipelineBenchOptions
     tsx: values.tsx === true,
     profile: values.profile,
     remediation: remediation === 'cordon',
+    earlyMinGapMs:
+      values['early-min-gap-ms'] === undefined
+        ? undefined
+        : number(values['early-min-gap-ms'], 'early-min-gap-ms', 250),
     seed: number(values.seed, 'seed', 1),
   };
 }
@@ -267,6 +276,9 @@ async function sweep(
         ...runOptions(admin, nodes, opts.seed + i),
         planePids: state?.pids ?? {},
         remediation: opts.remediation,
+        ...(opts.earlyMinGapMs === undefined
+          ? {}
+          : { controllerArgs: [`--publish-early-min-gap-ms=${opts.earlyMinGapMs}`] }),
       });
       runs.push(outcome.run);
       const { samples: _samples, ...figures } = outcome.run;

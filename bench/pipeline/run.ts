@@ -57,6 +57,8 @@ export interface PipelineRunOptions {
   /** The script controllers and the function run (dist/cli/run.js as an image does; default: the sources). */
   entry?: string;
   env?: Record<string, string>;
+  /** More controller flags for both replicas (`--publish-early-min-gap-ms=100`). */
+  controllerArgs?: readonly string[];
   /** Remediation in cordon mode (bench/pipeline/cordons.ts): fault → cordon is measured. */
   remediation?: boolean;
   /** Stop the components with SIGTERM, so that what they write on exit (CPU profiles) is written. */
@@ -139,7 +141,10 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
         rules: null,
         namespacePrefix: `npu-fault-bench-${options.nodes}`,
         label: BENCH_LABEL,
-        controllerArgs: (identity) => [`--record-observations=${join(journalDir, `${identity}.jsonl`)}`],
+        controllerArgs: (identity) => [
+          `--record-observations=${join(journalDir, `${identity}.jsonl`)}`,
+          ...(options.controllerArgs ?? []),
+        ],
         ...(options.entry ? { entry: options.entry } : {}),
         ...(options.env ? { env: options.env } : {}),
         ...(options.gracefulStop ? { gracefulStop: true } : {}),
