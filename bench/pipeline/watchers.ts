@@ -9,6 +9,7 @@ import type * as k8s from '@kubernetes/client-node';
 import { FAULT_DATA_KEY, type PublishedDocument } from '../../contracts/index.js';
 import { watchStatusConfigMap } from '../../stack/index.js';
 import { summarise } from './summary.js';
+import { watchStatusVersions } from './version-watch.js';
 import type { PathSummary } from './result.js';
 
 /** One document version as the primary watcher received it. */
@@ -63,8 +64,8 @@ export class StatusWatchers {
   resize(total: number): void {
     while (this.count() < total)
       this.#others.push(
-        watchStatusConfigMap(this.#kc, this.#namespace, (object, at) =>
-          this.#note(object.metadata?.resourceVersion ?? '', at),
+        watchStatusVersions(this.#kc, this.#namespace, (resourceVersion, at) =>
+          this.#note(resourceVersion, at),
         ),
       );
     while (this.count() > Math.max(total, 1)) this.#others.pop()?.stop();
