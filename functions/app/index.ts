@@ -21,6 +21,7 @@ export {
   DEFAULT_AGENT_NAMESPACE,
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
+  MAX_FORWARDED_RAW_BYTES,
   createFunctionApp,
   type ForwardResult,
   type Forwarder,
