@@ -71,6 +71,8 @@ export async function readRequestBody(
   const charset = requestCharset(req.headers);
   const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
   const inflate = encoding === 'identity' ? undefined : decompressor(encoding);
+  // Its errors are read as the body's while reading; one after that (it is destroyed) is moot.
+  inflate?.on('error', () => undefined);
   const declared = inflate ? undefined : Number(req.headers['content-length']);
   let raw: Buffer;
   try {
