@@ -68,6 +68,29 @@ async function post(server: TestServer, body: string | Uint8Array, headers: Reco
   return JSON.parse(await response.text()) as { status: number; code?: string; message?: string };
 }
 
+/** POSTs `pieces` with Transfer-Encoding: chunked, one chunk each. */
+function postChunked(
+  server: TestServer,
+  pieces: (string | Uint8Array)[],
+  headers: Record<string, string>,
+): Promise<{ status: number; code?: string; message?: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      server.url,
+      { method: 'POST', headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve(JSON.parse(text) as { status: number }));
+      },
+    );
+    req.on('error', reject);
+    for (const piece of pieces) req.write(piece);
+    req.end();
+  });
+}
+
 const object = '{"a":[1,2,{"b":"ü"}]}';
 const utf16 = (text: string): Buffer => Buffer.from(text, 'utf16le');
 
@@ -106,6 +129,25 @@ describe('readRequestBody and parseJsonRequestBody answer as express.json did', 
     const [mine, expected] = await Promise.all([post(ours, body, headers), post(theirs, body, headers)]);
     expect(mine).toEqual(expected);
   });
+
+  it.each([
+    ['an object', [object.slice(0, 5), object.slice(5)], {}],
+    [
+      'gzip',
+      [gzipSync(object).subarray(0, 10), gzipSync(object).subarray(10)],
+      { 'content-encoding': 'gzip' },
+    ],
+    ['over the limit', ['[', ' '.repeat(LIMIT), ']'], {}],
+  ] as [string, (string | Uint8Array)[], Record<string, string>][])(
+    'a chunked body (no Content-Length): %s',
+    async (_name, pieces, headers) => {
+      const [mine, expected] = await Promise.all([
+        postChunked(ours, pieces, headers),
+        postChunked(theirs, pieces, headers),
+      ]);
+      expect(mine).toEqual(expected);
+    },
+  );
 
   it('leaves a UTF-8 byte order mark off the raw bytes, so they can be forwarded as they are', async () => {
     await post(ours, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(object)]), {});

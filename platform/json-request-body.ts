@@ -73,7 +73,9 @@ export async function readRequestBody(
   const inflate = encoding === 'identity' ? undefined : decompressor(encoding);
   // Its errors are read as the body's while reading; one after that (it is destroyed) is moot.
   inflate?.on('error', () => undefined);
-  const declared = inflate ? undefined : Number(req.headers['content-length']);
+  // raw-body's `length`: the Content-Length of an identity body, when it is a number.
+  const length = Number.parseInt(req.headers['content-length'] ?? '', 10);
+  const declared = inflate || Number.isNaN(length) ? undefined : length;
   let raw: Buffer;
   try {
     raw = await readBounded(inflate ?? req, req, options.limit, declared);
