@@ -21,6 +21,11 @@
  * credentials are checked is answered 408 `body_timeout` and the connection is closed, so a
  * client trickling bytes (slowloris) holds a socket for a bounded time. 408 rather than 400:
  * the request was not malformed, only late, and the agent retries it like any other.
+ *
+ * **What is forwarded.** One plain-JSON snapshot of at most 64 KiB goes on as the bytes it
+ * came in (the controllers validate it again with the same contract); batches, CloudEvents
+ * and larger bodies as the validated snapshots serialised (forwardedJson). The body is read
+ * as express.json read it, without express (platform/json-request-body.ts; decisions/0055).
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import {
@@ -76,9 +81,12 @@ export interface Forwarder {
    */
   forward(
     snapshots: readonly Snapshot[],
-    options?: { bytes?: number; json?: string | Buffer | readonly Buffer[] },
+    options?: { bytes?: number; json?: ObservationItems },
   ): Promise<ForwardResult>;
 }
+
+/** Observations serialised as JSON array items: text, UTF-8 bytes, or UTF-8 parts sent one after another. */
+export type ObservationItems = string | Buffer | readonly Buffer[];
 
 /** The leader's answer for forwarded snapshots, `results[i]` answering `snapshots[i]`. */
 export interface ForwardResult {
@@ -153,8 +161,15 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
   const metrics = createFunctionMetrics(deps.registry, options.metricsComponent ?? 'function');
   const log = deps.log.child({ component: 'snapshots' });
 
-  /** Answers a POST to SNAPSHOTS_PATH; throws what the failure path answers. */
-  async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * The request's snapshots, checked, and what is forwarded of them; undefined when the body
+   * came too late (answered 408 already). Its own frame, so the body read and parsed here is
+   * garbage before the wait for the leader.
+   */
+  async function accept(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<{ snapshots: Snapshot[]; node: string; json: ObservationItems; bytes: number } | undefined> {
     const user = await deps.authenticate(bearerToken(req.headers.authorization));
     const node = boundNode(user, settings.allowed);
     const transport = transportOf(req.headers);
@@ -166,7 +181,7 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
     } finally {
       cancelDeadline();
     }
-    if (res.headersSent) return; // timed out: answered 408 already
+    if (res.headersSent) return undefined; // timed out: answered 408 already
     // The raw bytes are searched first: most bodies are cleared of polluting keys there by a
     // byte search, and only the others are walked after parsing.
     const mayPollute = read === undefined ? undefined : mayHoldPollutingKey(read.raw, read.charset);
@@ -184,6 +199,14 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
         `snapshots larger than ${settings.maxBodyBytes} bytes once defaults are filled in (${bytes})`,
         { status: 413 },
       );
+    return { snapshots, node, json, bytes };
+  }
+
+  /** Answers a POST to SNAPSHOTS_PATH; throws what the failure path answers. */
+  async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const accepted = await accept(req, res);
+    if (accepted === undefined) return;
+    const { snapshots, node, json, bytes } = accepted;
     // Only the nodes outlive the wait for the leader; the snapshot objects do not.
     const nodes = snapshots.map((snapshot) => snapshot.node);
     const answer = answerOf(await deps.forwarder.forward(snapshots, { bytes, json }), nodes, metrics);
@@ -340,7 +363,7 @@ function forwardedJson(
   transport: Transport,
   batch: boolean,
   read: RawRequestBody | undefined,
-): { json: string | Buffer[]; bytes: number } {
+): { json: ObservationItems; bytes: number } {
   if (
     transport === 'json' &&
     !batch &&

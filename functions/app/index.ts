@@ -27,5 +27,6 @@ export {
   type Forwarder,
   type FunctionAppDeps,
   type FunctionAppOptions,
+  type ObservationItems,
 } from './app.js';
 export { AGENT_SERVICE_ACCOUNT, NODE_NAME_EXTRA, agentUser } from './node-binding.js';
