@@ -60,6 +60,14 @@ export {
   type RequestHandler,
 } from './http-server.js';
 export { AnswerTooLargeError, readResponseText } from './bounded-read.js';
+export {
+  RequestBodyError,
+  hasRequestBody,
+  parseJsonRequestBody,
+  readRequestBody,
+  requestCharset,
+  type RawRequestBody,
+} from './json-request-body.js';
 export { LinkedSet } from './linked-set.js';
 export { nodeHttp, nodeHttps } from './node-http.js';
 export {

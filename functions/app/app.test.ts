@@ -4,10 +4,13 @@ import { gzipSync } from 'node:zlib';
 import { CloudEvent, HTTP } from 'cloudevents';
 import {
   SNAPSHOT_EVENT_TYPE,
+  fastParseObservationsRequest,
   ingestErrorSchema,
+  observationsRequestSchema,
   ingestResponseSchema,
   snapshotSchema,
   type PublishedNode,
+  type Snapshot,
 } from '../../contracts/index.js';
 import { createEngine } from '../../core/engine/index.js';
 import { AppError, FakeClock, Registry, createLogger } from '../../platform/index.js';
@@ -17,6 +20,7 @@ import {
   type AuthenticatedUser,
 } from '../../platform/k8s/index.js';
 import {
+  MAX_FORWARDED_RAW_BYTES,
   NODE_NAME_EXTRA,
   agentUser,
   createFunctionApp,
@@ -27,6 +31,7 @@ import {
   batchBody,
   binaryEventHeaders,
   createFakeForwarder,
+  forwardedText,
   gpuSnapshot,
   postSnapshots,
   serve,
@@ -214,14 +219,19 @@ describe('POST /v1/snapshots: the answer', () => {
     expect(h.logs.some((line) => line.includes('"level":"error"'))).toBe(true);
   });
 
-  it('413 when the snapshots, once defaults are filled in, exceed the body limit; nothing forwarded', async () => {
+  it('413 when the snapshots of a batch, once defaults are filled in, exceed the body limit; nothing forwarded', async () => {
     const h = await start({}, { maxBodyBytes: 8 * 1024, maxDevicesPerNode: 512 });
     // A small body whose GPUs each grow into whole devices: `{"index": n}` → every field.
     const small = gpuSnapshot() as { payload: { gpus: unknown[] } };
     small.payload.gpus = Array.from({ length: 200 }, (_, index) => ({ index, uuid: `GPU-${index}` }));
-    const response = await postSnapshots(h.server.url, small);
+    const response = await postSnapshots(h.server.url, batchBody(small));
     expect(expectError(response, 413, 'body_too_large')).toMatch(/once defaults are filled in/);
     expect(h.forwarder.calls).toHaveLength(0);
+    // One such snapshot alone is forwarded as it was sent: the controllers fill the defaults
+    // in, and what crosses the wire is the body, within the limit.
+    const alone = await postSnapshots(h.server.url, small);
+    expect(alone.status).toBe(200);
+    expect(h.forwarder.options[0]?.bytes).toBe(Buffer.byteLength(JSON.stringify(small)) + 2);
   });
 
   it('counts requests by status and times them', async () => {
@@ -775,5 +785,105 @@ describe('createFunctionApp options', () => {
     [{ maxBatch: -1 }, 'function maxBatch: expected a positive integer, got -1'],
   ] as [FunctionAppOptions, string][])('refuses %j', (options, message) => {
     expect(() => createFunctionApp(deps(), options)).toThrow(message);
+  });
+});
+
+/**
+ * The snapshots a controller takes from forwarded observation items, as its endpoint reads
+ * them (controller/observations/validate.ts: the contract's fast path, else the schema): both
+ * are run, and must agree.
+ */
+function controllerView(items: string | undefined): Snapshot[] {
+  const body = JSON.parse(`{"observations":[${items ?? ''}]}`) as unknown;
+  const bySchema = observationsRequestSchema(500).parse(body);
+  const fast = fastParseObservationsRequest(body, 500);
+  if (fast !== undefined) expect(fast).toEqual(bySchema);
+  return bySchema.observations.map((observation) => observation.snapshot);
+}
+
+describe('POST /v1/snapshots: the bytes forwarded', () => {
+  const text = JSON.stringify(gpuSnapshot({ xids: [79] }));
+
+  it('forwards one plain-JSON snapshot as the bytes it validated; the controllers take the same snapshot', async () => {
+    const h = await start();
+    expect((await postSnapshots(h.server.url, text)).status).toBe(200);
+    const [options] = h.forwarder.options;
+    expect(typeof options?.json).not.toBe('string');
+    expect(forwardedText(options ?? {})).toBe(`{"snapshot":${text}}`);
+    expect(options?.bytes).toBe(Buffer.byteLength(text) + 2);
+    const validated = h.forwarder.calls[0]?.[0];
+    expect(controllerView(forwardedText(options ?? {}))).toEqual([validated]);
+    expect(controllerView(`{"snapshot":${JSON.stringify(validated)}}`)).toEqual([validated]);
+  });
+
+  it('unknown keys are forwarded and stripped by the controllers: they take the snapshot validated here', async () => {
+    const h = await start();
+    const padded = text
+      .replace('{', '{"agent_note":{"x":[1,2,3]},')
+      .replace('"family":', '"vendor_extra":"anything","family":');
+    expect(padded).not.toBe(text);
+    expect((await postSnapshots(h.server.url, padded)).status).toBe(200);
+    const forwarded = forwardedText(h.forwarder.options[0] ?? {});
+    expect(forwarded).toContain('agent_note');
+    const validated = h.forwarder.calls[0]?.[0];
+    expect(validated).not.toHaveProperty('agent_note');
+    expect(controllerView(forwarded)).toEqual([validated]);
+  });
+
+  it('duplicate keys: the controllers take the value validated here (the last), node binding included', async () => {
+    const h = await start();
+    // The token is bound to gpu-node-1; an earlier "node" of another node is overridden by the last.
+    const duplicated = `{"node":"gpu-node-2","seq":99,${text.slice(1)}`;
+    expect((await postSnapshots(h.server.url, duplicated)).status).toBe(200);
+    const validated = h.forwarder.calls[0]?.[0];
+    expect(validated).toMatchObject({ node: NODE, seq: 1 });
+    expect(controllerView(forwardedText(h.forwarder.options[0] ?? {}))).toEqual([validated]);
+    // And the other way round: the last "node" is another node's, refused, nothing forwarded.
+    const other = `${text.slice(0, -1)},"node":"gpu-node-2"}`;
+    expectError(await postSnapshots(h.server.url, other), 403, 'node_mismatch');
+    expect(h.forwarder.calls).toHaveLength(1);
+  });
+
+  it('a body over MAX_FORWARDED_RAW_BYTES is re-serialised: its padding is not forwarded', async () => {
+    const h = await start();
+    const padding = 'x'.repeat(MAX_FORWARDED_RAW_BYTES);
+    const big = text.replace('{', `{"padding":"${padding}",`);
+    expect((await postSnapshots(h.server.url, big)).status).toBe(200);
+    const [options] = h.forwarder.options;
+    expect(typeof options?.json).toBe('string');
+    expect(options?.json).not.toContain(padding);
+    const validated = h.forwarder.calls[0]?.[0];
+    expect(options?.json).toBe(`{"snapshot":${JSON.stringify(validated)}}`);
+    expect(options?.bytes).toBe(Buffer.byteLength(JSON.stringify(validated)) + 2);
+    expect(controllerView(forwardedText(options ?? {}))).toEqual([validated]);
+  });
+
+  it('a gzip-compressed or byte-order-marked body is forwarded as its inflated UTF-8 bytes, the mark left off', async () => {
+    const h = await start();
+    await postSnapshots(h.server.url, gzipSync(text), { headers: { 'content-encoding': 'gzip' } });
+    await postSnapshots(h.server.url, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(text)]));
+    expect(h.forwarder.options.map((options) => forwardedText(options))).toEqual([
+      `{"snapshot":${text}}`,
+      `{"snapshot":${text}}`,
+    ]);
+  });
+
+  it('batches, CloudEvents and UTF-16 bodies are forwarded re-serialised from the validated snapshots', async () => {
+    const h = await start();
+    const snapshot = JSON.parse(text) as unknown;
+    await postSnapshots(h.server.url, batchBody(snapshot));
+    await postSnapshots(h.server.url, text, { headers: binaryEventHeaders() });
+    await postSnapshots(h.server.url, structuredEvent(snapshot), {
+      headers: { 'content-type': 'application/cloudevents+json' },
+    });
+    await postSnapshots(h.server.url, Buffer.from(text, 'utf16le'), {
+      headers: { 'content-type': 'application/json; charset=utf-16le' },
+    });
+    expect(h.forwarder.calls).toHaveLength(4);
+    h.forwarder.options.forEach((options, i) => {
+      const validated = h.forwarder.calls[i]?.[0];
+      expect(options.json).toBe(`{"snapshot":${JSON.stringify(validated)}}`);
+      expect(controllerView(forwardedText(options))).toEqual([validated]);
+    });
   });
 });

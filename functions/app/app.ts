@@ -21,17 +21,24 @@
  * credentials are checked is answered 408 `body_timeout` and the connection is closed, so a
  * client trickling bytes (slowloris) holds a socket for a bounded time. 408 rather than 400:
  * the request was not malformed, only late, and the agent retries it like any other.
+ *
+ * **What is forwarded.** One plain-JSON snapshot of at most 64 KiB goes on as the bytes it
+ * came in (the controllers validate it again with the same contract); batches, CloudEvents
+ * and larger bodies as the validated snapshots serialised (forwardedJson). The body is read
+ * as express.json read it, without express (platform/json-request-body.ts; decisions/0055).
  */
-import express from 'express';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import {
   AppError,
   httpFailureOf,
+  parseJsonRequestBody,
+  readRequestBody,
   sendHttpFailure,
   writeHttpFailure,
   type Clock,
   type HttpFailure,
   type Logger,
+  type RawRequestBody,
   type Registry,
   type RequestHandler,
 } from '../../platform/index.js';
@@ -70,13 +77,16 @@ export interface Forwarder {
   /**
    * `bytes`: the snapshots' JSON size, so a batch is cut before the controller's body limit;
    * `json`: the snapshots as observations already serialised (`{"snapshot":…}` items, no
-   * brackets), sent as they are.
+   * brackets), sent as they are: text, UTF-8 bytes, or UTF-8 parts to be sent one after another.
    */
   forward(
     snapshots: readonly Snapshot[],
-    options?: { bytes?: number; json?: string },
+    options?: { bytes?: number; json?: ObservationItems },
   ): Promise<ForwardResult>;
 }
+
+/** Observations serialised as JSON array items: text, UTF-8 bytes, or UTF-8 parts sent one after another. */
+export type ObservationItems = string | Buffer | readonly Buffer[];
 
 /** The leader's answer for forwarded snapshots, `results[i]` answering `snapshots[i]`. */
 export interface ForwardResult {
@@ -128,15 +138,6 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 /** Default time to receive a body. */
 export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
 
-/** What one request carries through the middleware (res.locals). */
-interface RequestState {
-  node?: string;
-  transport?: Transport;
-  cancelDeadline?: () => void;
-  /** False when the raw body cannot hold a prototype-polluting key (mayHoldPollutingKey). */
-  mayPollute?: boolean;
-}
-
 /** The checked settings of an app. */
 interface Settings {
   allowed: ReadonlySet<string>;
@@ -150,82 +151,76 @@ interface Settings {
 }
 
 /**
- * Builds the endpoint as a request handler (an express app) for the platform HTTP server's
- * `handler`, or for node:http directly. It answers every path: 404 outside SNAPSHOTS_PATH.
+ * Builds the endpoint as a request handler for the platform HTTP server's `handler`, or for
+ * node:http directly. It answers every path: 404 outside SNAPSHOTS_PATH. A plain node:http
+ * handler, not an express app: express and body-parser cost several times what the request
+ * itself does at a thousand snapshots a second (`npm run bench:function`; docs/performance.md).
  */
 export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOptions = {}): RequestHandler {
   const settings = settingsOf(options);
   const metrics = createFunctionMetrics(deps.registry, options.metricsComponent ?? 'function');
   const log = deps.log.child({ component: 'snapshots' });
-  const state = (res: express.Response): RequestState => res.locals as RequestState;
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('case sensitive routing', true);
-  app.set('strict routing', true);
-  app.use(measure(deps.clock, metrics));
-  app
-    .route(SNAPSHOTS_PATH)
-    .post(
-      async (req: express.Request, res: express.Response, next: express.NextFunction) => {
-        const user = await deps.authenticate(bearerToken(req.headers.authorization));
-        state(res).node = boundNode(user, settings.allowed);
-        state(res).transport = transportOf(req.headers);
-        state(res).cancelDeadline = startDeadline(req, res, deps.clock, settings.bodyTimeoutMs, metrics);
-        next();
-      },
-      // Content-Type is checked above; the parser reads any body then (limit after inflating).
-      // `verify` sees the raw (inflated) bytes first: most bodies are cleared of polluting
-      // keys there by a byte search, and only the others are walked after parsing.
-      express.json({
-        limit: settings.maxBodyBytes,
-        strict: true,
-        type: () => true,
-        verify: (_req: IncomingMessage, res: ServerResponse, raw: Buffer, charset: string) => {
-          (res as express.Response).locals.mayPollute = mayHoldPollutingKey(raw, charset);
-        },
-      }),
-      async (req: express.Request, res: express.Response) => {
-        const { node, transport, cancelDeadline } = state(res);
-        cancelDeadline?.();
-        if (res.headersSent || node === undefined || transport === undefined) return; // timed out
-        const { snapshots, at, batch } = validate(req, transport, state(res).mayPollute, settings, metrics);
-        // The parsed body is not needed any more: let it die young, before the wait below.
-        req.body = undefined;
-        requireNode(snapshots, node, at, batch);
-        const { json, bytes } = serialise(snapshots);
-        // The schema fills in defaults, so what is forwarded can be far larger than what was
-        // sent (`{"npu":0}` becomes a whole device): bound it too, or one agent's request could
-        // exceed the controllers' body limit and fail every batch it joins.
-        if (bytes > settings.maxBodyBytes)
-          throw new AppError(
-            'body_too_large',
-            `snapshots larger than ${settings.maxBodyBytes} bytes once defaults are filled in (${bytes})`,
-            { status: 413 },
-          );
-        // Only the nodes outlive the wait for the leader; the snapshot objects do not.
-        const nodes = snapshots.map((snapshot) => snapshot.node);
-        const body = answerOf(await deps.forwarder.forward(snapshots, { bytes, json }), nodes, metrics);
-        log.debug({ node, snapshots: nodes.length, leader: body.leader }, 'forwarded');
-        // Written directly: express's res.json adds nothing this fixed answer needs.
-        const text = JSON.stringify(body);
-        res.writeHead(200, {
-          'Content-Type': 'application/json; charset=utf-8',
-          'Content-Length': Buffer.byteLength(text),
-          'Cache-Control': 'no-store',
-        });
-        res.end(text);
-      },
-    )
-    .all(() => {
-      throw new AppError('method_not_allowed', `${SNAPSHOTS_PATH} accepts only POST`, { status: 405 });
+  /**
+   * The request's snapshots, checked, and what is forwarded of them; undefined when the body
+   * came too late (answered 408 already). Its own frame, so the body read and parsed here is
+   * garbage before the wait for the leader.
+   */
+  async function accept(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<{ snapshots: Snapshot[]; node: string; json: ObservationItems; bytes: number } | undefined> {
+    const user = await deps.authenticate(bearerToken(req.headers.authorization));
+    const node = boundNode(user, settings.allowed);
+    const transport = transportOf(req.headers);
+    const cancelDeadline = startDeadline(req, res, deps.clock, settings.bodyTimeoutMs, metrics);
+    // Content-Type is checked above; any body is read now (the limit counts inflated bytes).
+    let read: RawRequestBody | undefined;
+    try {
+      read = await readRequestBody(req, { limit: settings.maxBodyBytes });
+    } finally {
+      cancelDeadline();
+    }
+    if (res.headersSent) return undefined; // timed out: answered 408 already
+    // The raw bytes are searched first: most bodies are cleared of polluting keys there by a
+    // byte search, and only the others are walked after parsing.
+    const mayPollute = read === undefined ? undefined : mayHoldPollutingKey(read.raw, read.charset);
+    const body = read === undefined ? undefined : parseJsonRequestBody(read);
+    const request = { headers: req.headers, body, transport, mayPollute };
+    const { snapshots, at, batch } = validate(request, settings, metrics);
+    requireNode(snapshots, node, at, batch);
+    const { json, bytes } = forwardedJson(snapshots, transport, batch, read);
+    // The schema fills in defaults, so what is forwarded can be far larger than what was
+    // sent (`{"npu":0}` becomes a whole device): bound it too, or one agent's request could
+    // exceed the controllers' body limit and fail every batch it joins.
+    if (bytes > settings.maxBodyBytes)
+      throw new AppError(
+        'body_too_large',
+        `snapshots larger than ${settings.maxBodyBytes} bytes once defaults are filled in (${bytes})`,
+        { status: 413 },
+      );
+    return { snapshots, node, json, bytes };
+  }
+
+  /** Answers a POST to SNAPSHOTS_PATH; throws what the failure path answers. */
+  async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const accepted = await accept(req, res);
+    if (accepted === undefined) return;
+    const { snapshots, node, json, bytes } = accepted;
+    // Only the nodes outlive the wait for the leader; the snapshot objects do not.
+    const nodes = snapshots.map((snapshot) => snapshot.node);
+    const answer = answerOf(await deps.forwarder.forward(snapshots, { bytes, json }), nodes, metrics);
+    log.debug({ node, snapshots: nodes.length, leader: answer.leader }, 'forwarded');
+    const text = JSON.stringify(answer);
+    res.writeHead(200, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(text),
+      'Cache-Control': 'no-store',
     });
-  app.use(() => {
-    throw new AppError('not_found', 'not found', { status: 404 });
-  });
-  app.use((error: unknown, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
-    state(res).cancelDeadline?.();
+    res.end(text);
+  }
+
+  function fail(res: ServerResponse, error: unknown): void {
     const failure = httpFailureOf(error, settings.maxBodyBytes);
     if (!res.headersSent) count(failure, metrics); // else answered already (408), counted then
     if (failure.code === 'token_review_busy' && !res.headersSent) {
@@ -239,8 +234,40 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
       retryAfterSeconds: retryAfterOf(error, settings.retryAfter),
       error,
     });
-  });
-  return (req: IncomingMessage, res: ServerResponse) => app(req, res);
+  }
+
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    const start = deps.clock.monotonic();
+    res.once('finish', () => {
+      metrics.requests.inc({ code: String(res.statusCode) });
+      metrics.seconds.observe((deps.clock.monotonic() - start) / 1000);
+    });
+    try {
+      if (pathOf(req.url) !== SNAPSHOTS_PATH) throw new AppError('not_found', 'not found', { status: 404 });
+      if (req.method !== 'POST')
+        throw new AppError('method_not_allowed', `${SNAPSHOTS_PATH} accepts only POST`, { status: 405 });
+      await post(req, res);
+    } catch (error) {
+      fail(res, error);
+    }
+  };
+}
+
+/**
+ * The path of a request target without its query (what express routed on): origin-form
+ * `/v1/snapshots?x=1`, or the path of an absolute-form one.
+ */
+function pathOf(url: string | undefined): string {
+  const target = url ?? '/';
+  if (target.startsWith('/')) {
+    const query = target.indexOf('?');
+    return query === -1 ? target : target.slice(0, query);
+  }
+  try {
+    return new URL(target).pathname;
+  } catch {
+    return target;
+  }
 }
 
 function settingsOf(options: FunctionAppOptions): Settings {
@@ -265,22 +292,25 @@ function settingsOf(options: FunctionAppOptions): Settings {
   };
 }
 
-/**
- * The body's snapshots, all validated, counting a refusal. `mayPollute` false: the raw body
- * was searched already and cannot hold a polluting key.
- */
+/** A request read whole: its headers, parsed body, transport, and whether the body may hold a polluting key. */
+interface ReadRequest {
+  headers: IncomingHttpHeaders;
+  body: unknown;
+  transport: Transport;
+  /** False when the raw body was searched already and cannot hold a polluting key (mayHoldPollutingKey). */
+  mayPollute: boolean | undefined;
+}
+
+/** The body's snapshots, all validated, counting a refusal. */
 function validate(
-  req: express.Request,
-  transport: Transport,
-  mayPollute: boolean | undefined,
+  { headers, body, transport, mayPollute }: ReadRequest,
   settings: Settings,
   metrics: FunctionMetrics,
 ): { snapshots: Snapshot[]; at: string; batch: boolean } {
-  const body: unknown = req.body;
   let data: unknown = body;
   try {
     if (mayPollute !== false) refusePollutingKeys(body);
-    const decoded = decodeBody(transport, req.headers, body, settings.eventTypes);
+    const decoded = decodeBody(transport, headers, body, settings.eventTypes);
     data = decoded.data;
     const snapshots = parseSnapshots(data, decoded.at, settings.batch);
     const batch = isPlainObject(data) && Object.hasOwn(data, 'snapshots');
@@ -311,11 +341,43 @@ function refuseTooManyDevices(snapshots: readonly Snapshot[], at: string, batch:
   });
 }
 
+/** Largest body forwarded as it was sent (forwardedJson). */
+export const MAX_FORWARDED_RAW_BYTES = 64 * 1024;
+const SNAPSHOT_OPEN = Buffer.from('{"snapshot":');
+const SNAPSHOT_CLOSE = Buffer.from('}');
+
 /**
- * The snapshots as the forwarder sends them, serialised once here: `json` the observations
- * `{"snapshot":…}` as JSON array items (no brackets), and `bytes` the size of the snapshots
- * as one JSON array (what the body limit bounds).
+ * The snapshots as the forwarder sends them: `json` the observations `{"snapshot":…}` as JSON
+ * array items (no brackets), and `bytes` the size of the snapshots as one JSON array (what
+ * the body limit bounds).
+ *
+ * One plain-JSON snapshot of at most MAX_FORWARDED_RAW_BYTES is forwarded as the bytes it
+ * came in (the UTF-8 body just validated): the controllers parse and validate it again with
+ * the same contract, so they take exactly the snapshot validated here (unknown keys stripped
+ * and defaults filled in there), and the function spares a JSON.stringify and an encoding.
+ * The bound keeps an agent from making the function forward padding the schema would have
+ * stripped. Batches, CloudEvents and larger bodies are serialised from the validated snapshots.
  */
+function forwardedJson(
+  snapshots: readonly Snapshot[],
+  transport: Transport,
+  batch: boolean,
+  read: RawRequestBody | undefined,
+): { json: ObservationItems; bytes: number } {
+  if (
+    transport === 'json' &&
+    !batch &&
+    snapshots.length === 1 &&
+    read !== undefined &&
+    read.charset === 'utf-8' &&
+    read.raw.length <= MAX_FORWARDED_RAW_BYTES
+  ) {
+    return { json: [SNAPSHOT_OPEN, read.raw, SNAPSHOT_CLOSE], bytes: read.raw.length + 2 };
+  }
+  return serialise(snapshots);
+}
+
+/** The validated snapshots serialised: forwardedJson's `json` and `bytes`. */
 function serialise(snapshots: readonly Snapshot[]): { json: string; bytes: number } {
   let json = '';
   let bytes = snapshots.length + 1; // brackets and commas
@@ -348,12 +410,12 @@ function answerOf(
 
 /**
  * Answers 408 if the body has not been read whole within `ms`, then closes the connection
- * (the parser, still waiting, then fails on the closed socket and is ignored). Returns the
+ * (the reader, still waiting, then fails on the closed socket and is ignored). Returns the
  * cancel of the deadline.
  */
 function startDeadline(
-  req: express.Request,
-  res: express.Response,
+  req: IncomingMessage,
+  res: ServerResponse,
   clock: Clock,
   ms: number,
   metrics: FunctionMetrics,
@@ -372,18 +434,6 @@ function startDeadline(
   });
   res.once('close', cancel);
   return cancel;
-}
-
-/** Counts every answer by status and times it. */
-function measure(clock: Clock, metrics: FunctionMetrics): express.RequestHandler {
-  return (_req, res, next) => {
-    const start = clock.monotonic();
-    res.on('finish', () => {
-      metrics.requests.inc({ code: String(res.statusCode) });
-      metrics.seconds.observe((clock.monotonic() - start) / 1000);
-    });
-    next();
-  };
 }
 
 /** Codes of credential failures (401, 403, and 503 from TokenReview). */

@@ -21,10 +21,12 @@ export {
   DEFAULT_AGENT_NAMESPACE,
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_MAX_BODY_BYTES,
+  MAX_FORWARDED_RAW_BYTES,
   createFunctionApp,
   type ForwardResult,
   type Forwarder,
   type FunctionAppDeps,
   type FunctionAppOptions,
+  type ObservationItems,
 } from './app.js';
 export { AGENT_SERVICE_ACCOUNT, NODE_NAME_EXTRA, agentUser } from './node-binding.js';

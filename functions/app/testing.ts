@@ -10,10 +10,22 @@ import type { RequestHandler } from '../../platform/index.js';
 import { postJson, serve as serveOnLoopback, type TestServer } from '../../platform/testing.js';
 import type { Forwarder, ForwardResult } from './app.js';
 
+/** What a forward() call is told besides the snapshots. */
+export type ForwardOptions = NonNullable<Parameters<Forwarder['forward']>[1]>;
+
+/** The observation items of a forward() call's `json`, as one UTF-8 text. */
+export function forwardedText(options: ForwardOptions): string | undefined {
+  const { json } = options;
+  if (json === undefined || typeof json === 'string') return json;
+  return (Buffer.isBuffer(json) ? json : Buffer.concat(json)).toString('utf8');
+}
+
 /** A Forwarder that answers as leader `leader` in `term`, recording every call. */
 export interface FakeForwarder extends Forwarder {
   /** The snapshots of every call, in order. */
   readonly calls: Snapshot[][];
+  /** The options of every call (`bytes`, the serialised `json`), in order. */
+  readonly options: ForwardOptions[];
   leader: string;
   term: number;
   /** Each node's published entry as the fake leader answers it (absent: healthy, null). */
@@ -29,13 +41,15 @@ export function createFakeForwarder(options: { leader?: string; term?: number } 
   const seen = new Map<string, number>();
   const fake: FakeForwarder = {
     calls: [],
+    options: [],
     leader: options.leader ?? 'controller-0',
     term: options.term ?? 1,
     entries: new Map(),
     failWith: undefined,
     answer: undefined,
-    forward(snapshots) {
+    forward(snapshots, options = {}) {
       fake.calls.push([...snapshots]);
+      fake.options.push(options);
       if (fake.failWith) return Promise.reject(fake.failWith);
       if (fake.answer) return Promise.resolve(fake.answer);
       const results = snapshots.map((snapshot) => {

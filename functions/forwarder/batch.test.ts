@@ -9,6 +9,7 @@ import {
   resolveCallers,
   sealBatch,
   type Batch,
+  type ObservationsJson,
 } from './batch.js';
 import type { ForwardResult } from './forwarder.js';
 
@@ -17,7 +18,7 @@ function snap(node: string): Snapshot {
 }
 
 /** A call that records what it was answered. */
-function call(snapshots: Snapshot[], json?: string) {
+function call(snapshots: Snapshot[], json?: ObservationsJson) {
   const answers: (ForwardResult | Error)[] = [];
   return {
     answers,
@@ -50,6 +51,20 @@ describe('batch', () => {
     sealBatch(batch, 42);
     expect(batch).toMatchObject({ flushed: true, flushedAt: 42, parts: [] });
     expect(nodesOf(requestBody([batch]))).toEqual(['a', 'b', 'c']);
+  });
+
+  it('copies byte items and byte parts as they are, between text items, without re-encoding', () => {
+    const batch = newBatch(1);
+    const raw = Buffer.from(JSON.stringify(snap('b')).replace('"node"', '"note":"ünïcode","node"'));
+    addCall(batch, call([snap('a')]).call);
+    addCall(batch, call([snap('ignored')], [Buffer.from('{"snapshot":'), raw, Buffer.from('}')]).call);
+    addCall(batch, call([snap('ignored')], Buffer.from(JSON.stringify({ snapshot: snap('c') }))).call);
+    addCall(batch, call([snap('d')], JSON.stringify({ snapshot: snap('d') })).call);
+    sealBatch(batch, 0);
+    const body = requestBody([batch]);
+    expect(nodesOf(body)).toEqual(['a', 'b', 'c', 'd']);
+    expect(body.includes(raw)).toBe(true);
+    expect(batch.parts).toEqual([]);
   });
 
   it('joins several sealed batches into one ObservationsRequest body', () => {

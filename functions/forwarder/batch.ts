@@ -23,7 +23,7 @@ export interface Batch {
   count: number;
   readonly callers: Caller[];
   /** The callers' observations as JSON array items (no brackets), until flushed. */
-  parts: string[];
+  parts: ObservationsJson[];
   /** The observations as JSON array items (no brackets) in UTF-8, encoded once at flush for every replica. */
   json: Buffer;
   /** The snapshots' JSON size as the callers measured it (0 when not told). */
@@ -68,13 +68,20 @@ export function newBatch(id: number): Batch {
   };
 }
 
+/**
+ * Observations already serialised as JSON array items (`{"snapshot":…}`, no brackets): text,
+ * UTF-8 bytes, or UTF-8 parts that are sent one after another (the ingest app's
+ * `{"snapshot":`, the body as received, `}`), so bytes received are never decoded and re-encoded.
+ */
+export type ObservationsJson = string | Buffer | readonly Buffer[];
+
 /** One forward() call joining `batch`. */
 export interface Call {
   readonly snapshots: readonly Snapshot[];
   /** The snapshots' JSON size, 0 when not told. */
   readonly bytes: number;
   /** The snapshots as observation items already serialised, when the caller has them. */
-  readonly json: string | undefined;
+  readonly json: ObservationsJson | undefined;
   resolve(result: ForwardResult): void;
   reject(error: Error): void;
 }
@@ -92,10 +99,23 @@ export function addCall(batch: Batch, call: Call): void {
 
 /** Closes `batch` to new calls at `now` (monotonic ms): its parts encoded once, for every replica. */
 export function sealBatch(batch: Batch, now: number): void {
-  batch.json = Buffer.from(batch.parts.join(','));
+  batch.json = encodeParts(batch.parts);
   batch.parts = [];
   batch.flushed = true;
   batch.flushedAt = now;
+}
+
+/** `parts` joined by commas in one UTF-8 Buffer: text parts encoded together, byte parts copied as they are. */
+function encodeParts(parts: readonly ObservationsJson[]): Buffer {
+  if (parts.every((part) => typeof part === 'string')) return Buffer.from(parts.join(','));
+  const buffers: Buffer[] = [];
+  for (const [i, part] of parts.entries()) {
+    if (i > 0) buffers.push(COMMA);
+    if (typeof part === 'string') buffers.push(Buffer.from(part));
+    else if (Buffer.isBuffer(part)) buffers.push(part);
+    else buffers.push(...part);
+  }
+  return Buffer.concat(buffers);
 }
 
 /** The ObservationsRequest body of `batches`: their encoded observations copied together. */

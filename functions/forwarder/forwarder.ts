@@ -27,7 +27,7 @@
  */
 import type { LeaderObservationResult, ObservationsResponse, Snapshot } from '../../contracts/index.js';
 import type { Clock, Logger, Registry, Runnable } from '../../platform/index.js';
-import type { Batch } from './batch.js';
+import type { Batch, ObservationsJson } from './batch.js';
 import { LeaderUnavailableError, ReplicaRequestError } from './errors.js';
 import { LeaderTracker } from './leader-tracker.js';
 import { createForwarderMetrics, type ForwarderMetrics } from './metrics.js';
@@ -58,9 +58,9 @@ export interface ForwardOptions {
   /**
    * The snapshots as observations in JSON, `{"snapshot":…}` items without the brackets, in
    * order: sent as they are, so a caller that serialised them already (the app, to measure
-   * them) spares the forwarder doing it again.
+   * them) spares the forwarder doing it again. Text, UTF-8 bytes, or UTF-8 parts (ObservationsJson).
    */
-  json?: string;
+  json?: ObservationsJson;
 }
 
 /** The leader's answer for one forward() call. */
