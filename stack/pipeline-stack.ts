@@ -134,6 +134,8 @@ export interface StackTuning {
    * on the command line they outrank what `env`'s NODE_OPTIONS sets.
    */
   functionNodeArgs?: readonly string[];
+  /** More function flags (`--forward-leader-interval-ms=10`). */
+  functionArgs?: readonly string[];
   /** Stop the components with SIGTERM rather than SIGKILL (their CPU profiles are written on exit). */
   gracefulStop?: boolean;
   /** More agent flags for one node (the demo's canary on one node). */
@@ -246,6 +248,7 @@ export async function deployPipeline(options: {
         `--token-file=${await controllerTokenFile()}`,
         // The demo's agents are simulated; a shipped function refuses their snapshots.
         '--allow-simulated-collectors',
+        ...(tuning.functionArgs ?? []),
       ],
       ...(tuning.entry ? { entry: tuning.entry } : {}),
       ...(tuning.env ? { env: tuning.env } : {}),

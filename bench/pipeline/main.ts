@@ -23,6 +23,7 @@
  *                              is measured (off: none)
  *   --remediation cordon       remediation in cordon mode in the sweep: fault → cordon measured (off: none)
   --early-min-gap-ms MS      the controllers' publish.earlyMinGapMs (default: theirs, 250)
+  --leader-interval-ms MS    the function's forward.leaderIntervalMs (default: its own)
   --profile DIR              V8 CPU profiles of the controllers and the function into DIR
  *                              (they are stopped with SIGTERM so that the profiles are written)
  *   --seed 1
@@ -81,6 +82,7 @@ with SSE consumers, 10/50/100 API watchers. Writes <out>/<timestamp>.json, .md a
   --tsx                      run the components from the sources (default: dist/)
   --remediation cordon       remediation in cordon mode in the sweep: fault → cordon measured (off: none)
   --early-min-gap-ms MS      the controllers' publish.earlyMinGapMs (default: theirs, 250)
+  --leader-interval-ms MS    the function's forward.leaderIntervalMs (default: its own)
   --profile DIR              V8 CPU profiles (.cpuprofile) of the controllers and the function
                              into DIR; summarise with bench/profile-summary.ts
   --seed 1
@@ -102,6 +104,8 @@ export interface PipelineBenchOptions {
   out: string;
   existingCluster: boolean;
   tsx: boolean;
+  /** The function's forward.leaderIntervalMs, when not its default. */
+  leaderIntervalMs: number | undefined;
   /** The controllers' publish.earlyMinGapMs, when not their default. */
   earlyMinGapMs: number | undefined;
   /** Remediation in cordon mode in the sweep's runs (fault → cordon). */
@@ -145,6 +149,7 @@ export function parsePipelineArgs(args: readonly string[]): PipelineBenchOptions
       profile: { type: 'string' },
       remediation: { type: 'string' },
       'early-min-gap-ms': { type: 'string' },
+      'leader-interval-ms': { type: 'string' },
       seed: { type: 'string' },
     },
   });
@@ -169,6 +174,10 @@ export function parsePipelineArgs(args: readonly string[]): PipelineBenchOptions
     tsx: values.tsx === true,
     profile: values.profile,
     remediation: remediation === 'cordon',
+    leaderIntervalMs:
+      values['leader-interval-ms'] === undefined
+        ? undefined
+        : number(values['leader-interval-ms'], 'leader-interval-ms', 2),
     earlyMinGapMs:
       values['early-min-gap-ms'] === undefined
         ? undefined
@@ -279,6 +288,9 @@ async function sweep(
         ...(opts.earlyMinGapMs === undefined
           ? {}
           : { controllerArgs: [`--publish-early-min-gap-ms=${opts.earlyMinGapMs}`] }),
+        ...(opts.leaderIntervalMs === undefined
+          ? {}
+          : { functionArgs: [`--forward-leader-interval-ms=${opts.leaderIntervalMs}`] }),
       });
       runs.push(outcome.run);
       const { samples: _samples, ...figures } = outcome.run;

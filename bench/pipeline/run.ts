@@ -57,6 +57,8 @@ export interface PipelineRunOptions {
   /** The script controllers and the function run (dist/cli/run.js as an image does; default: the sources). */
   entry?: string;
   env?: Record<string, string>;
+  /** More function flags (`--forward-leader-interval-ms=10`). */
+  functionArgs?: readonly string[];
   /** More controller flags for both replicas (`--publish-early-min-gap-ms=100`). */
   controllerArgs?: readonly string[];
   /** Remediation in cordon mode (bench/pipeline/cordons.ts): fault → cordon is measured. */
@@ -148,6 +150,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
         ...(options.entry ? { entry: options.entry } : {}),
         ...(options.env ? { env: options.env } : {}),
         ...(options.gracefulStop ? { gracefulStop: true } : {}),
+        ...(options.functionArgs ? { functionArgs: options.functionArgs } : {}),
         ...(options.functionNodeArgs ? { functionNodeArgs: options.functionNodeArgs } : {}),
       },
     });
