@@ -41,7 +41,8 @@ export function placeOf(url: string, name: string): string {
 type Stages = readonly (readonly [stage: string, frames: RegExp])[];
 
 const API_CLIENT = /dep:undici|dep:@kubernetes\/client-node|node:internal\/http2|node:internal\/webstreams/;
-const BODY = /^parse dep:body-parser|dep:raw-body|dep:iconv-lite|^read dep:body-parser|ours:platform\/json-request-body/;
+const BODY =
+  /^parse dep:body-parser|dep:raw-body|dep:iconv-lite|^read dep:body-parser|ours:platform\/json-request-body/;
 
 /**
  * The stages of the issue's breakdown. A sample belongs to the innermost frame on its stack

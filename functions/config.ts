@@ -129,7 +129,7 @@ export const functionConfigSchema = z.strictObject({
     leaderIntervalMs: z
       .number()
       .nonnegative()
-      .default(2)
+      .default(20)
       .describe(
         'with flush-when-idle, least time between two batches (fewer, larger requests to the leader under load)',
       ),

@@ -37,7 +37,7 @@ import {
 
 const DRIVER = 'fake.npu-fault.io';
 const RULES = '/apis/resource.k8s.io/v1/devicetaintrules';
-/** The publication's write budget for a new failure (contract §5.4): 250 ms plus one write. */
+/** The publication's write budget for a new failure (contract §5.4): 150 ms plus one write, allowed 1.1 s on a busy test plane. */
 const FAILURE_WRITE_BUDGET_MS = 1_250;
 /** One remediation pass (intervalMs 200 here) and two API writes on top of the publication. */
 const RULE_BUDGET_MS = FAILURE_WRITE_BUDGET_MS + 2_000;

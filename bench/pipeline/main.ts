@@ -22,7 +22,7 @@
  *   --remediation cordon       remediation in cordon mode in every run of the sweep: fault → cordon
  *                              is measured (off: none)
  *   --remediation cordon       remediation in cordon mode in the sweep: fault → cordon measured (off: none)
-  --early-min-gap-ms MS      the controllers' publish.earlyMinGapMs (default: theirs, 250)
+  --early-min-gap-ms MS      the controllers' publish.earlyMinGapMs (default: theirs, 150)
   --leader-interval-ms MS    the function's forward.leaderIntervalMs (default: its own)
   --profile DIR              V8 CPU profiles of the controllers and the function into DIR
  *                              (they are stopped with SIGTERM so that the profiles are written)
@@ -81,7 +81,7 @@ with SSE consumers, 10/50/100 API watchers. Writes <out>/<timestamp>.json, .md a
   --existing-cluster         run on $KUBECONFIG's cluster
   --tsx                      run the components from the sources (default: dist/)
   --remediation cordon       remediation in cordon mode in the sweep: fault → cordon measured (off: none)
-  --early-min-gap-ms MS      the controllers' publish.earlyMinGapMs (default: theirs, 250)
+  --early-min-gap-ms MS      the controllers' publish.earlyMinGapMs (default: theirs, 150)
   --leader-interval-ms MS    the function's forward.leaderIntervalMs (default: its own)
   --profile DIR              V8 CPU profiles (.cpuprofile) of the controllers and the function
                              into DIR; summarise with bench/profile-summary.ts

@@ -8,7 +8,7 @@ describe('parsePublisherConfig', () => {
       name: 'npu-fault-status-v3',
       tickMinMs: 1000,
       tickMaxMs: 1200,
-      earlyMinGapMs: 250,
+      earlyMinGapMs: 150,
       heartbeatMs: 1000,
       maxWritesPerSecond: 4,
       maxBytesPerSecond: 262_144,

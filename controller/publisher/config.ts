@@ -29,7 +29,7 @@ export const publisherConfigSchema = z
       .number()
       .int()
       .nonnegative()
-      .default(250)
+      .default(150)
       .describe('an early write (a device became failed) goes no sooner than this after the last write'),
     heartbeatMs: z
       .number()

@@ -123,13 +123,13 @@ describe('status publisher', () => {
     h.setMarker(1);
     h.publisher.requestEarlyWrite();
     await h.clock.advance(400);
-    expect(h.writeTimes()).toEqual([0, 250]);
+    expect(h.writeTimes()).toEqual([0, 150]);
     // A request long after the last write is written at once.
-    await h.clock.advance(400); // t = 900, next tick at 250 + 1100
+    await h.clock.advance(400); // t = 900, next tick at 150 + 1100
     h.setMarker(2);
     h.publisher.requestEarlyWrite();
     await h.clock.advance(0);
-    expect(h.writeTimes()).toEqual([0, 250, 900]);
+    expect(h.writeTimes()).toEqual([0, 150, 900]);
     await h.stop();
   });
 
@@ -141,11 +141,11 @@ describe('status publisher', () => {
     h.setMarker(1);
     h.publisher.requestEarlyWrite();
     await h.clock.advance(1000);
-    // The early write is due 250 ms after the previous one began (1100), which is after it was stored.
-    expect(h.writeTimes()).toEqual([0, 1200, 1450]);
+    // The early write is due 150 ms after the previous one began (1100), which is after it was stored.
+    expect(h.writeTimes()).toEqual([0, 1200, 1350]);
     // Never two requests in flight: each write is sent after the previous one was stored.
     const sends = h.client.calls.filter((c) => c.op === 'replace').map((c) => c.at);
-    expect(sends).toEqual([1100, 1350]);
+    expect(sends).toEqual([1100, 1250]);
     expect(h.written[2]?.document.node_count).toBe(1);
     await h.stop();
   });
@@ -159,8 +159,8 @@ describe('status publisher', () => {
     await h.clock.advance(1600);
     expect(h.writeTimes()).toEqual([0, 2500]);
     await h.clock.advance(2500);
-    // The next tick (1000 + 1000) passed while the write was in flight: it goes 250 ms after that write was stored.
-    expect(h.writeTimes()).toEqual([0, 2500, 4250]);
+    // The next tick (1000 + 1000) passed while the write was in flight: it goes 150 ms after that write was stored.
+    expect(h.writeTimes()).toEqual([0, 2500, 4150]);
     expect(h.written.map((w) => w.document.node_count)).toEqual([0, 0, 5]);
     await h.stop();
   });

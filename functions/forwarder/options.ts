@@ -12,7 +12,7 @@ export const FORWARDER_DEFAULTS = {
   retryIntervalMs: 100,
   retryAfterSeconds: 1,
   flushWhenIdle: true,
-  leaderIntervalMs: 2,
+  leaderIntervalMs: 20,
   followerWindowMs: 20,
 } as const;
 
@@ -38,9 +38,9 @@ export interface ForwarderOptions {
   flushWhenIdle?: boolean;
   /**
    * With flushWhenIdle, the least time from one batch to an idle flush of the next, ms
-   * (default 2; 0: none). A snapshot waits at most this much longer (its window still bounds
-   * the wait); fewer, larger requests to the leader under load
-   * (why: docs/decisions/0013-forwarder-request-pacing.md).
+   * (default 20, the batch window; 0: none). A snapshot waits at most this much longer (its
+   * window still bounds the wait); fewer, larger requests to the leader under load
+   * (why: docs/decisions/0013-forwarder-request-pacing.md, 0051-pipeline-cost.md).
    */
   leaderIntervalMs?: number;
   /**
