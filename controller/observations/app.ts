@@ -27,14 +27,15 @@
  * should carry an audience of their own (`audiences` of the reviewer) so one captured here
  * cannot be used against the apiserver.
  */
-import express from 'express';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Snapshot, PublishedNode } from '../../contracts/index.js';
 import type { ObserveResult } from '../../core/engine/index.js';
 import {
   AppError,
   httpFailureOf,
   mayHoldPollutingKey,
+  parseJsonRequestBody,
+  readRequestBody,
   sendHttpFailure,
   type Clock,
   type Logger,
@@ -99,8 +100,10 @@ export const DEFAULT_ALLOWED_USERS: readonly string[] = ['system:serviceaccount:
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /**
- * Builds the endpoint as a request handler (an express app) for the platform HTTP server's
- * `handler`, or for node:http directly. It answers every path: 404 outside OBSERVATIONS_PATH.
+ * Builds the endpoint as a request handler for the platform HTTP server's `handler`, or for
+ * node:http directly. It answers every path: 404 outside OBSERVATIONS_PATH. A plain node:http
+ * handler, not an express app: express, its router and body-parser added tens of µs to every
+ * request, which tells at the function's small batches (decisions/0055).
  */
 export function createObservationsApp(
   deps: ObservationsAppDeps,
@@ -110,76 +113,77 @@ export function createObservationsApp(
   if (allowed.size === 0) throw new RangeError('observations allowedUsers: expected at least one user');
   const limit = observationsLimit(options.maxBatch ?? DEFAULT_MAX_BATCH);
   const maxBodyBytes = positiveInteger(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes');
-  const retryAfter = String(positiveInteger(options.retryAfterSeconds ?? 1, 'retryAfterSeconds'));
+  const retryAfter = positiveInteger(options.retryAfterSeconds ?? 1, 'retryAfterSeconds');
   const metrics = createObservationsMetrics(deps.registry, options.metricsComponent ?? 'controller');
   const log = deps.log.child({ component: 'observations' });
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('case sensitive routing', true);
-  app.set('strict routing', true);
-  app.use(measure(deps.clock, metrics));
-  app
-    .route(OBSERVATIONS_PATH)
-    .post(
-      async (req: express.Request, res: express.Response, next: express.NextFunction) => {
-        const user = await deps.authenticate(bearerToken(req.headers.authorization));
-        if (!allowed.has(user.username)) {
-          throw new AppError('forbidden', `user "${user.username}" may not post observations`, {
-            status: 403,
-          });
-        }
-        res.locals.user = user.username;
-        next();
-      },
-      requireJson,
-      // Content-Type is checked above; the parser reads any body then (limit after inflating).
-      // `verify` sees the raw (inflated) bytes first: most bodies are cleared of polluting
-      // keys there by a byte search, and only the others are walked after parsing.
-      express.json({
-        limit: maxBodyBytes,
-        strict: true,
-        type: () => true,
-        verify: (_req: IncomingMessage, res: ServerResponse, raw: Buffer, charset: string) => {
-          (res as express.Response).locals.mayPollute = mayHoldPollutingKey(raw, charset);
-        },
-      }),
-      (req: express.Request, res: express.Response) => {
-        const request = parseObservationsBody(req.body, limit, res.locals.mayPollute !== false);
-        const body = answer(deps, request.observations, metrics);
-        log.debug(
-          { user: res.locals.user, observations: body.results.length, leader: body.leader },
-          'observed',
-        );
-        res.setHeader('Cache-Control', 'no-store');
-        res.status(200).json(body);
-      },
-    )
-    .all(() => {
-      throw new AppError('method_not_allowed', `${OBSERVATIONS_PATH} accepts only POST`, { status: 405 });
+  /**
+   * The request's observations, checked: credentials, then Content-Type, then the body (read
+   * only now: the limit counts inflated bytes). Its own frame, so the body read and parsed
+   * here is garbage before the answer is built.
+   */
+  async function read(req: IncomingMessage): Promise<{ user: string; snapshots: Snapshot[] }> {
+    const user = await deps.authenticate(bearerToken(req.headers.authorization));
+    if (!allowed.has(user.username)) {
+      throw new AppError('forbidden', `user "${user.username}" may not post observations`, {
+        status: 403,
+      });
+    }
+    requireJson(req.headers);
+    const raw = await readRequestBody(req, { limit: maxBodyBytes });
+    // The raw bytes are searched first: most bodies are cleared of polluting keys there by a
+    // byte search, and only the others are walked after parsing.
+    const mayPollute = raw === undefined || mayHoldPollutingKey(raw.raw, raw.charset);
+    const body = raw === undefined ? undefined : parseJsonRequestBody(raw);
+    const request = parseObservationsBody(body, limit, mayPollute);
+    return { user: user.username, snapshots: request.observations.map((o) => o.snapshot) };
+  }
+
+  /** Answers a POST to OBSERVATIONS_PATH; throws what the failure path answers. */
+  async function post(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { user, snapshots } = await read(req);
+    const body = answer(deps, snapshots, metrics);
+    log.debug({ user, observations: body.results.length, leader: body.leader }, 'observed');
+    // As express's res.json wrote it: JSON.stringify without replacer or spaces, no ETag.
+    const text = JSON.stringify(body);
+    res.writeHead(200, {
+      'Cache-Control': 'no-store',
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(text),
     });
-  app.use(() => {
-    throw new AppError('not_found', 'not found', { status: 404 });
-  });
-  app.use((error: unknown, req: express.Request, res: express.Response, _next: express.NextFunction) =>
-    sendHttpFailure(res, httpFailureOf(error, maxBodyBytes), {
-      log,
-      what: 'observations',
-      retryAfterSeconds: Number(retryAfter),
-      error,
-    }),
-  );
-  return (req: IncomingMessage, res: ServerResponse) => app(req, res);
+    res.end(text);
+  }
+
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    const start = deps.clock.monotonic();
+    res.once('finish', () => {
+      metrics.requests.inc({ code: String(res.statusCode) });
+      metrics.seconds.observe((deps.clock.monotonic() - start) / 1000);
+    });
+    try {
+      if (pathOf(req.url) !== OBSERVATIONS_PATH)
+        throw new AppError('not_found', 'not found', { status: 404 });
+      if (req.method !== 'POST') {
+        throw new AppError('method_not_allowed', `${OBSERVATIONS_PATH} accepts only POST`, { status: 405 });
+      }
+      await post(req, res);
+    } catch (error) {
+      sendHttpFailure(res, httpFailureOf(error, maxBodyBytes), {
+        log,
+        what: 'observations',
+        retryAfterSeconds: retryAfter,
+        error,
+      });
+    }
+  };
 }
 
 /** Accepts the batch, then reads the fence and answers as leader or follower. */
 function answer(
   deps: ObservationsAppDeps,
-  observations: readonly { snapshot: Snapshot }[],
+  snapshots: readonly Snapshot[],
   metrics: ObservationsMetrics,
 ): LeaderObservationsResponse | FollowerObservationsResponse {
-  const snapshots = observations.map((observation) => observation.snapshot);
   const now = deps.clock.now();
   const accepted = deps.accept(snapshots, now);
   if (accepted.length !== snapshots.length) {
@@ -214,24 +218,30 @@ function answer(
   };
 }
 
-/** Counts every answer by status and times it. */
-function measure(clock: Clock, metrics: ObservationsMetrics): express.RequestHandler {
-  return (_req, res, next) => {
-    const start = clock.monotonic();
-    res.on('finish', () => {
-      metrics.requests.inc({ code: String(res.statusCode) });
-      metrics.seconds.observe((clock.monotonic() - start) / 1000);
-    });
-    next();
-  };
-}
-
-function requireJson(req: express.Request, _res: express.Response, next: express.NextFunction): void {
-  const mediaType = req.headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase();
+/** 415 unless the Content-Type is `application/json` (any parameters, any case). */
+function requireJson(headers: IncomingHttpHeaders): void {
+  const mediaType = headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase();
   if (mediaType !== 'application/json') {
     throw new AppError('unsupported_media_type', 'Content-Type must be application/json', { status: 415 });
   }
-  next();
+}
+
+/**
+ * The path of a request target as express routed on it (parseurl's pathname, not decoded):
+ * origin-form `/v1/observations?x=1` up to its query or fragment, or the path of an
+ * absolute-form one.
+ */
+function pathOf(url: string | undefined): string {
+  const target = url ?? '/';
+  if (target.startsWith('/')) {
+    const end = target.search(/[?#]/);
+    return end === -1 ? target : target.slice(0, end);
+  }
+  try {
+    return new URL(target).pathname;
+  } catch {
+    return target;
+  }
 }
 
 function positiveInteger(value: number, name: string): number {
