@@ -68,6 +68,7 @@ export {
   requestCharset,
   type RawRequestBody,
 } from './json-request-body.js';
+export { requestPath } from './request-path.js';
 export { LinkedSet } from './linked-set.js';
 export { nodeHttp, nodeHttps } from './node-http.js';
 export {

@@ -36,6 +36,7 @@ import {
   mayHoldPollutingKey,
   parseJsonRequestBody,
   readRequestBody,
+  requestPath,
   sendHttpFailure,
   type Clock,
   type Logger,
@@ -161,7 +162,7 @@ export function createObservationsApp(
       metrics.seconds.observe((deps.clock.monotonic() - start) / 1000);
     });
     try {
-      if (pathOf(req.url) !== OBSERVATIONS_PATH)
+      if (requestPath(req.url) !== OBSERVATIONS_PATH)
         throw new AppError('not_found', 'not found', { status: 404 });
       if (req.method !== 'POST') {
         throw new AppError('method_not_allowed', `${OBSERVATIONS_PATH} accepts only POST`, { status: 405 });
@@ -223,24 +224,6 @@ function requireJson(headers: IncomingHttpHeaders): void {
   const mediaType = headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase();
   if (mediaType !== 'application/json') {
     throw new AppError('unsupported_media_type', 'Content-Type must be application/json', { status: 415 });
-  }
-}
-
-/**
- * The path of a request target as express routed on it (parseurl's pathname, not decoded):
- * origin-form `/v1/observations?x=1` up to its query or fragment, or the path of an
- * absolute-form one.
- */
-function pathOf(url: string | undefined): string {
-  const target = url ?? '/';
-  if (target.startsWith('/')) {
-    const end = target.search(/[?#]/);
-    return end === -1 ? target : target.slice(0, end);
-  }
-  try {
-    return new URL(target).pathname;
-  } catch {
-    return target;
   }
 }
 

@@ -33,6 +33,7 @@ import {
   httpFailureOf,
   parseJsonRequestBody,
   readRequestBody,
+  requestPath,
   sendHttpFailure,
   writeHttpFailure,
   type Clock,
@@ -243,7 +244,8 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
       metrics.seconds.observe((deps.clock.monotonic() - start) / 1000);
     });
     try {
-      if (pathOf(req.url) !== SNAPSHOTS_PATH) throw new AppError('not_found', 'not found', { status: 404 });
+      if (requestPath(req.url) !== SNAPSHOTS_PATH)
+        throw new AppError('not_found', 'not found', { status: 404 });
       if (req.method !== 'POST')
         throw new AppError('method_not_allowed', `${SNAPSHOTS_PATH} accepts only POST`, { status: 405 });
       await post(req, res);
@@ -251,23 +253,6 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
       fail(res, error);
     }
   };
-}
-
-/**
- * The path of a request target without its query (what express routed on): origin-form
- * `/v1/snapshots?x=1`, or the path of an absolute-form one.
- */
-function pathOf(url: string | undefined): string {
-  const target = url ?? '/';
-  if (target.startsWith('/')) {
-    const query = target.indexOf('?');
-    return query === -1 ? target : target.slice(0, query);
-  }
-  try {
-    return new URL(target).pathname;
-  } catch {
-    return target;
-  }
 }
 
 function settingsOf(options: FunctionAppOptions): Settings {
