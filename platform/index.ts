@@ -69,6 +69,7 @@ export {
   type RawRequestBody,
 } from './json-request-body.js';
 export { requestPath } from './request-path.js';
+export { postEndpoint, type PostEndpointMetrics } from './post-endpoint.js';
 export { LinkedSet } from './linked-set.js';
 export { nodeHttp, nodeHttps } from './node-http.js';
 export {

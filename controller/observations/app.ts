@@ -35,8 +35,8 @@ import {
   httpFailureOf,
   mayHoldPollutingKey,
   parseJsonRequestBody,
+  postEndpoint,
   readRequestBody,
-  requestPath,
   sendHttpFailure,
   type Clock,
   type Logger,
@@ -155,28 +155,19 @@ export function createObservationsApp(
     res.end(text);
   }
 
-  return async (req: IncomingMessage, res: ServerResponse) => {
-    const start = deps.clock.monotonic();
-    res.once('finish', () => {
-      metrics.requests.inc({ code: String(res.statusCode) });
-      metrics.seconds.observe((deps.clock.monotonic() - start) / 1000);
-    });
-    try {
-      if (requestPath(req.url) !== OBSERVATIONS_PATH)
-        throw new AppError('not_found', 'not found', { status: 404 });
-      if (req.method !== 'POST') {
-        throw new AppError('method_not_allowed', `${OBSERVATIONS_PATH} accepts only POST`, { status: 405 });
-      }
-      await post(req, res);
-    } catch (error) {
+  return postEndpoint({
+    path: OBSERVATIONS_PATH,
+    clock: deps.clock,
+    metrics,
+    post,
+    fail: (res, error) =>
       sendHttpFailure(res, httpFailureOf(error, maxBodyBytes), {
         log,
         what: 'observations',
         retryAfterSeconds: retryAfter,
         error,
-      });
-    }
-  };
+      }),
+  });
 }
 
 /** Accepts the batch, then reads the fence and answers as leader or follower. */

@@ -32,8 +32,8 @@ import {
   AppError,
   httpFailureOf,
   parseJsonRequestBody,
+  postEndpoint,
   readRequestBody,
-  requestPath,
   sendHttpFailure,
   writeHttpFailure,
   type Clock,
@@ -237,22 +237,7 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
     });
   }
 
-  return async (req: IncomingMessage, res: ServerResponse) => {
-    const start = deps.clock.monotonic();
-    res.once('finish', () => {
-      metrics.requests.inc({ code: String(res.statusCode) });
-      metrics.seconds.observe((deps.clock.monotonic() - start) / 1000);
-    });
-    try {
-      if (requestPath(req.url) !== SNAPSHOTS_PATH)
-        throw new AppError('not_found', 'not found', { status: 404 });
-      if (req.method !== 'POST')
-        throw new AppError('method_not_allowed', `${SNAPSHOTS_PATH} accepts only POST`, { status: 405 });
-      await post(req, res);
-    } catch (error) {
-      fail(res, error);
-    }
-  };
+  return postEndpoint({ path: SNAPSHOTS_PATH, clock: deps.clock, metrics, post, fail });
 }
 
 function settingsOf(options: FunctionAppOptions): Settings {
