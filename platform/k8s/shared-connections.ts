@@ -9,7 +9,6 @@
  * once its requests have ended. Credentials are headers, set per request, so a rotated token
  * needs no new connection.
  */
-import { createHash } from 'node:crypto';
 import type * as k8s from '@kubernetes/client-node';
 
 const SHARED = Symbol('npu-fault.sharedConnections');
@@ -21,19 +20,26 @@ interface Closable {
   close(): Promise<void>;
 }
 
-/** The TLS settings that decide a connection, as one key. */
-function keyOf(cluster: k8s.Cluster | null, options: Record<string, unknown>): string {
-  const hash = createHash('sha256');
-  hash.update(`${cluster?.server ?? ''}\0${cluster?.proxyUrl ?? ''}\0`);
-  for (const name of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername']) {
-    const value = options[name];
-    hash.update(`${name}=`);
-    if (value === undefined) hash.update('\0undefined');
-    else if (typeof value === 'string' || Buffer.isBuffer(value)) hash.update(value);
-    else hash.update(JSON.stringify(value) ?? String(value));
-    hash.update('\0');
-  }
-  return hash.digest('hex');
+/** The TLS settings that decide a connection (client-node's createDispatcherOptions reads these). */
+const TLS_OPTIONS = ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername'] as const;
+
+/** The settings a dispatcher was built for, compared field by field (a CA compared as bytes). */
+interface Settings {
+  server: string | undefined;
+  proxyUrl: string | undefined;
+  options: Record<string, unknown>;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || (Buffer.isBuffer(a) && Buffer.isBuffer(b) && a.equals(b));
+}
+
+function sameSettings(a: Settings, b: Settings): boolean {
+  return (
+    a.server === b.server &&
+    a.proxyUrl === b.proxyUrl &&
+    TLS_OPTIONS.every((name) => sameValue(a.options[name], b.options[name]))
+  );
 }
 
 /**
@@ -47,12 +53,12 @@ export function shareConnections(kubeConfig: k8s.KubeConfig): k8s.KubeConfig {
   // that counts connections says so).
   if (target[SHARED] || typeof target.createDispatcher !== 'function') return kubeConfig;
   const build = target.createDispatcher.bind(kubeConfig);
-  let current: { key: string; dispatcher: unknown } | undefined;
+  let current: { settings: Settings; dispatcher: unknown } | undefined;
   target.createDispatcher = (cluster, agentOptions) => {
-    const key = keyOf(cluster, agentOptions);
-    if (current?.key === key) return current.dispatcher;
+    const settings = { server: cluster?.server, proxyUrl: cluster?.proxyUrl, options: agentOptions };
+    if (current && sameSettings(current.settings, settings)) return current.dispatcher;
     const previous = current?.dispatcher as Closable | undefined;
-    current = { key, dispatcher: build(cluster, agentOptions) };
+    current = { settings, dispatcher: build(cluster, agentOptions) };
     // Requests in flight on the old pool finish first; close() only refuses new ones.
     if (previous && typeof previous.close === 'function') previous.close().catch(() => undefined);
     return current.dispatcher;
