@@ -63,13 +63,14 @@ export { AnswerTooLargeError, readResponseText } from './bounded-read.js';
 export {
   RequestBodyError,
   hasRequestBody,
+  jsonRequestOf,
   parseJsonRequestBody,
   readRequestBody,
   requestCharset,
   type RawRequestBody,
 } from './json-request-body.js';
 export { requestPath } from './request-path.js';
-export { postEndpoint, type PostEndpointMetrics } from './post-endpoint.js';
+export { postEndpoint, writeJsonAnswer, type PostEndpointMetrics } from './post-endpoint.js';
 export { LinkedSet } from './linked-set.js';
 export { nodeHttp, nodeHttps } from './node-http.js';
 export {

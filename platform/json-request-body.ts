@@ -14,6 +14,7 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { Transform } from 'node:stream';
 import zlib from 'node:zlib';
 import { AppError } from './errors.js';
+import { mayHoldPollutingKey } from './json-body.js';
 
 /** A body error shaped as body-parser's (http-errors): httpFailureOf tells them apart by `type`. */
 export class RequestBodyError extends Error {
@@ -111,6 +112,17 @@ export function parseJsonRequestBody(body: RawRequestBody): unknown {
   } catch (error) {
     throw new RequestBodyError('entity.parse.failed', 400, (error as Error).message);
   }
+}
+
+/**
+ * A body read by readRequestBody (undefined: none) as JSON, and whether it may hold a
+ * prototype-polluting key: the raw bytes are searched first, so most bodies are cleared by a
+ * byte search and only the others need walking after parsing (findPollutingKey).
+ */
+export function jsonRequestOf(read: RawRequestBody | undefined): { body: unknown; mayPollute: boolean } {
+  if (read === undefined) return { body: undefined, mayPollute: true };
+  const mayPollute = mayHoldPollutingKey(read.raw, read.charset);
+  return { body: parseJsonRequestBody(read), mayPollute };
 }
 
 /** RFC 8259 whitespace, then the first other character. */

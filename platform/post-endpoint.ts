@@ -16,6 +16,17 @@ export interface PostEndpointMetrics {
   readonly seconds: { observe(value: number): void };
 }
 
+/** Answers 200 with `body` as JSON, never cached (what express's res.json wrote, without an ETag). */
+export function writeJsonAnswer(res: ServerResponse, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(200, {
+    'Cache-Control': 'no-store',
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
 /** Builds the endpoint's handler. */
 export function postEndpoint(options: {
   path: string;

@@ -25,6 +25,7 @@ export { controllerRbacObjects, functionRbacObjects, manifestRbacObjects } from 
 export {
   followFaultStream,
   watchStatus,
+  watchObjects,
   watchStatusConfigMap,
   type SeenDocument,
   type SeenEntry,

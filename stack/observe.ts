@@ -49,20 +49,36 @@ export function watchStatusConfigMap(
   namespace: string,
   onObject: (object: k8s.V1ConfigMap, at: number) => void,
 ): { stop(): void } {
+  return watchObjects<k8s.V1ConfigMap>(
+    kc,
+    `/api/v1/namespaces/${namespace}/configmaps`,
+    { fieldSelector: `metadata.name=${STATUS_CONFIGMAP_NAME}` },
+    onObject,
+  );
+}
+
+/**
+ * Watches the objects of a collection (`path`, its `query` selectors): each added or modified
+ * object with the epoch ms it arrived, resuming from the last version seen when the watch
+ * ends (from a fresh list after an ERROR, 410 Gone), until `stop`.
+ */
+export function watchObjects<T extends k8s.KubernetesObject>(
+  kc: k8s.KubeConfig,
+  path: string,
+  query: Record<string, string>,
+  onObject: (object: T, at: number) => void,
+): { stop(): void } {
   let abort: AbortController | undefined;
   let resume: string | undefined;
   let stopped = false;
   const start = (): void => {
     if (stopped) return;
-    const query: Record<string, string> = { fieldSelector: `metadata.name=${STATUS_CONFIGMAP_NAME}` };
-    if (resume) query.resourceVersion = resume;
     new k8s.Watch(kc)
       .watch(
-        `/api/v1/namespaces/${namespace}/configmaps`,
-        query,
-        (type: string, object: k8s.V1ConfigMap) => {
+        path,
+        resume ? { ...query, resourceVersion: resume } : query,
+        (type: string, object: T) => {
           const at = Date.now();
-          // An ERROR (410 Gone: the version is too old) starts over from a fresh list.
           if (type === 'ERROR') resume = undefined;
           else resume = object.metadata?.resourceVersion ?? resume;
           if (type === 'ADDED' || type === 'MODIFIED') onObject(object, at);

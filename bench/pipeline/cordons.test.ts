@@ -19,6 +19,16 @@ describe('cordonLatencies', () => {
     ]);
     expect(cordonLatencies(faults, cordoned).sort((x, y) => x - y)).toEqual([400, 800]);
   });
+
+  it('times from another start when asked, leaving out faults without one', () => {
+    const faults = [fault('a', 1000), fault('c', 3000)];
+    const cordoned = new Map([
+      ['a', 1800],
+      ['c', 3400],
+    ]);
+    const seen = new Map([[faults[0]!, 1700]]);
+    expect(cordonLatencies(faults, cordoned, (f) => seen.get(f))).toEqual([100]);
+  });
 });
 
 describe('isCordoned', () => {

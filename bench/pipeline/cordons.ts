@@ -4,6 +4,7 @@
  * The remediation settings the run applies (the hot-reloaded ConfigMap) are here too.
  */
 import * as k8s from '@kubernetes/client-node';
+import { watchObjects } from '../../stack/index.js';
 import type { InjectedFault } from './fleet.js';
 
 /** The controller's cordon taint (controller/remediation: `taint: true`). */
@@ -34,70 +35,37 @@ export function isCordoned(node: k8s.V1Node): boolean {
 }
 
 /**
- * Per injected fault, the ms from its injection to its node's cordon, for the faults that
- * were the first on their node (a later one finds the node cordoned already) and whose node
- * was cordoned after it; `cordonedAt` is the first time each node was seen cordoned.
+ * Per injected fault, the ms from its start (`startOf`: its injection by default; undefined
+ * leaves it out) to its node's cordon, for the faults that were the first on their node (a
+ * later one finds the node cordoned already) and whose node was cordoned after it;
+ * `cordonedAt` is the first time each node was seen cordoned.
  */
 export function cordonLatencies(
   faults: readonly InjectedFault[],
   cordonedAt: ReadonlyMap<string, number>,
+  startOf: (fault: InjectedFault) => number | undefined = (fault) => fault.injectedAt,
 ): number[] {
   const first = new Map<string, InjectedFault>();
   for (const fault of [...faults].sort((a, b) => a.injectedAt - b.injectedAt))
     if (!first.has(fault.node)) first.set(fault.node, fault);
   const out: number[] = [];
   for (const fault of first.values()) {
+    const start = startOf(fault);
     const at = cordonedAt.get(fault.node);
-    if (at !== undefined && at >= fault.injectedAt) out.push(at - fault.injectedAt);
+    if (start !== undefined && at !== undefined && at >= start) out.push(at - start);
   }
   return out;
 }
 
 /** Watches the Nodes labelled `selector` and notes when each is first seen cordoned. */
-export class CordonWatcher {
-  readonly cordonedAt = new Map<string, number>();
-  #abort: AbortController | undefined;
-  #stopped = false;
-
-  constructor(
-    private readonly kc: k8s.KubeConfig,
-    private readonly selector: string,
-  ) {}
-
-  start(resume?: string): void {
-    if (this.#stopped) return;
-    let version = resume;
-    new k8s.Watch(this.kc)
-      .watch(
-        '/api/v1/nodes',
-        { labelSelector: this.selector, ...(version ? { resourceVersion: version } : {}) },
-        (type: string, node: k8s.V1Node) => {
-          const at = Date.now();
-          version = type === 'ERROR' ? undefined : (node.metadata?.resourceVersion ?? version);
-          const name = node.metadata?.name;
-          if (
-            (type === 'ADDED' || type === 'MODIFIED') &&
-            name &&
-            isCordoned(node) &&
-            !this.cordonedAt.has(name)
-          )
-            this.cordonedAt.set(name, at);
-        },
-        () => {
-          if (!this.#stopped) setTimeout(() => this.start(version), 200).unref();
-        },
-      )
-      .then(
-        (controller) => {
-          this.#abort = controller;
-          if (this.#stopped) controller.abort();
-        },
-        () => setTimeout(() => this.start(version), 500).unref(),
-      );
-  }
-
-  stop(): void {
-    this.#stopped = true;
-    this.#abort?.abort();
-  }
+export function watchCordons(
+  kc: k8s.KubeConfig,
+  selector: string,
+): { cordonedAt: Map<string, number>; stop(): void } {
+  const cordonedAt = new Map<string, number>();
+  const watch = watchObjects<k8s.V1Node>(kc, '/api/v1/nodes', { labelSelector: selector }, (node, at) => {
+    const name = node.metadata?.name;
+    if (name && isCordoned(node) && !cordonedAt.has(name)) cordonedAt.set(name, at);
+  });
+  return { cordonedAt, stop: () => watch.stop() };
 }

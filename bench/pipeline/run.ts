@@ -21,7 +21,7 @@ import { buildFleet, type SimNode } from '../../core/sim/index.js';
 import { deployPipeline, type DemoStack, createAgentIdentity } from '../../stack/index.js';
 import { PublishedTransitions } from '../failover.js';
 import { losslessCheck } from './lossless.js';
-import { applyCordonMode, CordonWatcher, cordonLatencies } from './cordons.js';
+import { applyCordonMode, cordonLatencies, watchCordons } from './cordons.js';
 import { apiserverCounters, apiserverScraper, type ApiserverCounters } from './apiserver.js';
 import { SyntheticFleet, type FleetMember, type InjectedFault } from './fleet.js';
 import { PROBE_FLEET, ProbeAgents } from './probes.js';
@@ -133,7 +133,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
   let exporter: DeviceExporter | undefined;
   let prometheus: PrometheusBaseline | undefined;
   let killBaseline: (() => void) | undefined;
-  let cordons: CordonWatcher | undefined;
+  let cordons: ReturnType<typeof watchCordons> | undefined;
   try {
     stack = await deployPipeline({
       admin,
@@ -160,8 +160,7 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     log(`[bench] N=${options.nodes}: creating ${options.nodes} Nodes, agent pods and pod-bound tokens`);
     if (options.remediation) {
       await applyCordonMode(core, namespace);
-      cordons = new CordonWatcher(admin, `${BENCH_LABEL}=${runLabel[BENCH_LABEL]}`);
-      cordons.start();
+      cordons = watchCordons(admin, `${BENCH_LABEL}=${runLabel[BENCH_LABEL]}`);
     }
     const members = await createMembers(core, namespace, options.nodes, runLabel);
     const functionUrl = `http://127.0.0.1:${await stack.function.port('http')}`;
@@ -395,16 +394,10 @@ export async function runPipeline(options: PipelineRunOptions): Promise<Pipeline
     }
     // Fault → cordon (and published failed → cordon), with remediation on.
     if (cordons) {
-      const cordonedAt = cordons.cordonedAt;
+      const { cordonedAt } = cordons;
       for (const latency of cordonLatencies(injected, cordonedAt)) add('injected_to_cordon', latency);
-      const firstSeen = cordonLatencies(
-        injected.flatMap((f) => {
-          const seen = seenFault.get(f);
-          return seen === undefined ? [] : [{ ...f, injectedAt: seen }];
-        }),
-        cordonedAt,
-      );
-      for (const latency of firstSeen) add('watch_to_cordon', latency);
+      for (const latency of cordonLatencies(injected, cordonedAt, (f) => seenFault.get(f)))
+        add('watch_to_cordon', latency);
     }
     // The fan-out samples of the phase with the most watchers (every phase is in `watchers`).
     samples.watch_fanout = widestFanout;

@@ -33,9 +33,9 @@ import type { ObserveResult } from '../../core/engine/index.js';
 import {
   AppError,
   httpFailureOf,
-  mayHoldPollutingKey,
-  parseJsonRequestBody,
+  jsonRequestOf,
   postEndpoint,
+  writeJsonAnswer,
   readRequestBody,
   sendHttpFailure,
   type Clock,
@@ -131,11 +131,7 @@ export function createObservationsApp(
       });
     }
     requireJson(req.headers);
-    const raw = await readRequestBody(req, { limit: maxBodyBytes });
-    // The raw bytes are searched first: most bodies are cleared of polluting keys there by a
-    // byte search, and only the others are walked after parsing.
-    const mayPollute = raw === undefined || mayHoldPollutingKey(raw.raw, raw.charset);
-    const body = raw === undefined ? undefined : parseJsonRequestBody(raw);
+    const { body, mayPollute } = jsonRequestOf(await readRequestBody(req, { limit: maxBodyBytes }));
     const request = parseObservationsBody(body, limit, mayPollute);
     return { user: user.username, snapshots: request.observations.map((o) => o.snapshot) };
   }
@@ -145,14 +141,7 @@ export function createObservationsApp(
     const { user, snapshots } = await read(req);
     const body = answer(deps, snapshots, metrics);
     log.debug({ user, observations: body.results.length, leader: body.leader }, 'observed');
-    // As express's res.json wrote it: JSON.stringify without replacer or spaces, no ETag.
-    const text = JSON.stringify(body);
-    res.writeHead(200, {
-      'Cache-Control': 'no-store',
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': Buffer.byteLength(text),
-    });
-    res.end(text);
+    writeJsonAnswer(res, body);
   }
 
   return postEndpoint({

@@ -31,8 +31,9 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import {
   AppError,
   httpFailureOf,
-  parseJsonRequestBody,
+  jsonRequestOf,
   postEndpoint,
+  writeJsonAnswer,
   readRequestBody,
   sendHttpFailure,
   writeHttpFailure,
@@ -61,7 +62,6 @@ import {
   batchLimit,
   claimedCount,
   isPlainObject,
-  mayHoldPollutingKey,
   parseSnapshots,
   refusePollutingKeys,
   refuseSimulatedCollectors,
@@ -183,10 +183,7 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
       cancelDeadline();
     }
     if (res.headersSent) return undefined; // timed out: answered 408 already
-    // The raw bytes are searched first: most bodies are cleared of polluting keys there by a
-    // byte search, and only the others are walked after parsing.
-    const mayPollute = read === undefined ? undefined : mayHoldPollutingKey(read.raw, read.charset);
-    const body = read === undefined ? undefined : parseJsonRequestBody(read);
+    const { body, mayPollute } = jsonRequestOf(read);
     const request = { headers: req.headers, body, transport, mayPollute };
     const { snapshots, at, batch } = validate(request, settings, metrics);
     requireNode(snapshots, node, at, batch);
@@ -212,13 +209,7 @@ export function createFunctionApp(deps: FunctionAppDeps, options: FunctionAppOpt
     const nodes = snapshots.map((snapshot) => snapshot.node);
     const answer = answerOf(await deps.forwarder.forward(snapshots, { bytes, json }), nodes, metrics);
     log.debug({ node, snapshots: nodes.length, leader: answer.leader }, 'forwarded');
-    const text = JSON.stringify(answer);
-    res.writeHead(200, {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': Buffer.byteLength(text),
-      'Cache-Control': 'no-store',
-    });
-    res.end(text);
+    writeJsonAnswer(res, answer);
   }
 
   function fail(res: ServerResponse, error: unknown): void {
@@ -268,7 +259,7 @@ interface ReadRequest {
   body: unknown;
   transport: Transport;
   /** False when the raw body was searched already and cannot hold a polluting key (mayHoldPollutingKey). */
-  mayPollute: boolean | undefined;
+  mayPollute: boolean;
 }
 
 /** The body's snapshots, all validated, counting a refusal. */
