@@ -95,23 +95,39 @@ function nodeCondition(rules: Rules, name: string): Rules['node_conditions'][num
 }
 
 /**
- * A node problem the agent's node checks report (payload `node_problems`, CONTRACT §1.8): a
- * node reason raised while the node's latest snapshot carries it, severity from the rules.
+ * A node problem a snapshot carries (payload `node_problems`, CONTRACT §1.8): a node reason
+ * raised while the node's latest snapshot carries it, severity from the rules. The agent's
+ * node checks report most; the controller's MindCluster source adds NodeD's (`by` says who).
  */
-function nodeProblem<const Name extends NodeProblemReason>(name: Name, check: string, when: string) {
+function nodeProblem<const Name extends NodeProblemReason>(
+  name: Name,
+  check: string,
+  when: string,
+  by: { readonly explain: string; readonly contract: string } = {
+    explain: `the agent's ${check} check`,
+    contract: `the agent's ${check} check (§1.8)`,
+  },
+) {
   return {
     id: name,
     name,
     scope: 'node',
     section: ['node_problems'],
     severity: (r: Rules) => r.node_problems[name],
-    explain: (r: Rules) => `${when} (the agent's ${check} check; node_problems, ${r.node_problems[name]})`,
+    explain: (r: Rules) => `${when} (${by.explain}; node_problems, ${r.node_problems[name]})`,
     contract: {
-      when: `${when}: the agent's ${check} check (§1.8)`,
+      when: `${when}: ${by.contract}`,
       lifted: 'a snapshot without it',
     },
   } as const;
 }
+
+/** Said of the node problems MindCluster's NodeD reports (controller/mindcluster/node-info.ts). */
+const NODED = {
+  explain: "MindCluster NodeD's mindx-dl-nodeinfo ConfigMap",
+  contract:
+    "MindCluster NodeD's `mindx-dl-nodeinfo-<node>` ConfigMap, read by the controller when `mindcluster.nodeInfo` is on (§1.8)",
+} as const;
 
 /** The catalogue, in publication order (CONTRACT §3.8). */
 export const REASONS = [
@@ -344,6 +360,18 @@ export const REASONS = [
   nodeProblem('filesystem-readonly', 'filesystems', 'a filesystem that matters is (re)mounted read-only'),
   nodeProblem('filesystem-error', 'kernel log', 'the kernel logged a filesystem error'),
   nodeProblem('filesystem-full', 'filesystems', 'a filesystem that matters is nearly full'),
+  nodeProblem(
+    'host-hardware-fault',
+    'NodeD',
+    'a host hardware fault (CPU, memory, board) that separates the node (SeparateFault, node UnHealthy)',
+    NODED,
+  ),
+  nodeProblem(
+    'host-hardware-warning',
+    'NodeD',
+    'a host hardware fault that keeps new jobs off the node (PreSeparateFault, node PreSeparate)',
+    NODED,
+  ),
   {
     // The Node's own conditions (kubelet pressure, node-problem-detector), one reason per
     // rules entry, after the three the engine raises by their fixed bits.
@@ -379,6 +407,11 @@ export function deviceReasons(reasons: readonly ReasonSpec[]): DeviceReasonSpec[
 /** The node reasons of a catalogue, in order. */
 export function nodeReasons(reasons: readonly ReasonSpec[]): NodeReasonSpec[] {
   return reasons.filter((r): r is NodeReasonSpec => r.scope === 'node');
+}
+
+/** Node bits a catalogue takes whatever the rules (every node reason but the families' members). */
+export function fixedNodeBits(reasons: readonly ReasonSpec[]): number {
+  return nodeReasons(reasons).filter((r) => r.family === undefined).length;
 }
 
 /** Device bits a catalogue takes whatever the rules (every reason but the families' members). */

@@ -37,6 +37,8 @@ describe('rules contract defaults (CONTRACT §2)', () => {
         'filesystem-readonly': 'critical',
         'filesystem-error': 'warning',
         'filesystem-full': 'warning',
+        'host-hardware-fault': 'critical',
+        'host-hardware-warning': 'warning',
       },
       node_conditions: [
         { type: 'KernelDeadlock', status: 'True', reason: 'kernel-deadlock', severity: 'critical' },
@@ -140,7 +142,7 @@ describe('rules contract defaults (CONTRACT §2)', () => {
       [
         Array.from({ length: MAX_NODE_CONDITIONS + 1 }, (_, i) => ({ type: `T${i}`, reason: `r${i}` })),
         'node_conditions',
-        /16/,
+        new RegExp(`<=${MAX_NODE_CONDITIONS}\\b`),
       ],
     ];
     for (const [node_conditions, path, message] of refused) {

@@ -12,6 +12,7 @@ import {
   REASON_NAME_PATTERN,
   REASONS,
   fixedDeviceBits,
+  fixedNodeBits,
   latchVocabulary,
   reasonSections,
   type LatchVocabulary,
@@ -63,10 +64,10 @@ export const MAX_WINDOW_SAMPLES = 30;
 
 /**
  * The most `node_conditions` entries: each is a bit of the node's 32-bit reason mask beside
- * the catalogue's fixed node reasons, and each condition type named is cached per Node by the
- * controller's node watch, so the list stays short.
+ * the catalogue's fixed node reasons (15 with this catalogue), and each condition type named is
+ * cached per Node by the controller's node watch, so the list stays short.
  */
-export const MAX_NODE_CONDITIONS = 16;
+export const MAX_NODE_CONDITIONS: number = REASON_BITS - fixedNodeBits(REASONS);
 /** Node condition types the rules may not map: `Ready` is `node-not-ready`, `NPUHealthy` is the controller's own. */
 export const RESERVED_CONDITION_TYPES: readonly string[] = ['Ready', 'NPUHealthy'];
 
@@ -174,6 +175,8 @@ export const DEFAULT_NODE_PROBLEM_SEVERITIES: Readonly<Record<NodeProblemReason,
   'filesystem-readonly': 'critical',
   'filesystem-error': 'warning',
   'filesystem-full': 'warning',
+  'host-hardware-fault': 'critical',
+  'host-hardware-warning': 'warning',
 };
 
 const nodeProblemSeverities = z

@@ -65,7 +65,12 @@ import {
 } from './node-status/index.js';
 import { EXPLAIN_TOKEN_AUDIENCE, createExplainApp, explainUser, withExplain } from './explain/index.js';
 import { createObservationsApp } from './observations/index.js';
-import { createMindClusterClient, createMindClusterSource, mergeView } from './mindcluster/index.js';
+import {
+  createMindClusterClient,
+  createMindClusterSource,
+  mergeNodeProblems,
+  mergeView,
+} from './mindcluster/index.js';
 import {
   createKubeDeviceTaintClient,
   createKubePodClient,
@@ -389,6 +394,10 @@ export function createController(deps: ControllerDeps): Controller {
     ? createMindClusterSource(
         {
           client: createMindClusterClient(kubeConfig, config.mindcluster.namespace),
+          // NodeD's node-info ConfigMaps (opt-in too: a Role in their own namespace).
+          ...(config.mindcluster.nodeInfo.enabled
+            ? { nodeInfoClient: createMindClusterClient(kubeConfig, config.mindcluster.nodeInfo.namespace) }
+            : {}),
           clock,
           log: log.child({ part: 'mindcluster' }),
           registry,
@@ -404,7 +413,13 @@ export function createController(deps: ControllerDeps): Controller {
         },
       )
     : undefined;
-  if (mindcluster) host.setMerge((snapshot) => mergeView(snapshot, mindcluster.view(snapshot.node)));
+  if (mindcluster)
+    host.setMerge((snapshot) =>
+      mergeNodeProblems(
+        mergeView(snapshot, mindcluster.view(snapshot.node)),
+        mindcluster.nodeProblems(snapshot.node),
+      ),
+    );
 
   const ticker: Runnable = {
     name: 'tick',

@@ -66,7 +66,7 @@ describe('charts/npu-fault renders k8s/', () => {
   it('passes helm lint --strict, with the defaults and with every option on', async () => {
     const everyOption = [
       ...['controller.tls.enabled', 'controller.tls.certManager.enabled', 'controller.forceDelete.enabled'],
-      'mindcluster.enabled',
+      ...['mindcluster.enabled', 'mindcluster.nodeInfo.enabled'],
       ...['agent.hostPort.enabled', 'monitoring.serviceMonitor.enabled', 'monitoring.podMonitor.enabled'],
       ...['monitoring.prometheusRule.enabled', 'monitoring.dashboard.enabled'],
     ].flatMap((key) => ['--set', `${key}=true`]);
@@ -156,6 +156,34 @@ describe('charts/npu-fault renders k8s/', () => {
       (o) => o.kind === 'Deployment' && o.metadata?.name === 'npu-fault-controller',
     );
     expect(JSON.stringify(controller?.spec)).toContain('--mindcluster-namespace=mindx-dl');
+  });
+
+  it('renders NodeD node-info (mindcluster.nodeInfo.enabled) as the component k8s/controller/mindcluster-node-info, and refuses it alone', async () => {
+    const [chart, kustomize] = await Promise.all([
+      template({ 'mindcluster.enabled': 'true', 'mindcluster.nodeInfo.enabled': 'true' }),
+      renderManifests(['k8s'], ['k8s/controller/mindcluster', 'k8s/controller/mindcluster-node-info']),
+    ]);
+    expect(differences(chart, kustomize)).toEqual([]);
+    expect(
+      chart
+        .filter((o) => o.metadata?.name === 'npu-fault-controller-mindcluster-node-info')
+        .map((o) => `${o.kind}/${o.metadata?.namespace}`),
+    ).toEqual(['Role/mindx-dl', 'RoleBinding/mindx-dl']);
+    const elsewhere = await template({
+      'mindcluster.enabled': 'true',
+      'mindcluster.nodeInfo.enabled': 'true',
+      'mindcluster.nodeInfo.namespace': 'ascend-dl',
+    });
+    const controller = elsewhere.find(
+      (o) => o.kind === 'Deployment' && o.metadata?.name === 'npu-fault-controller',
+    );
+    expect(JSON.stringify(controller?.spec)).toContain('--mindcluster-node-info-namespace=ascend-dl');
+    const alone = await runHelm(
+      ['template', 'npu-fault', CHART, '--set', 'mindcluster.nodeInfo.enabled=true'],
+      home,
+    );
+    expect(alone.code).not.toBe(0);
+    expect(alone.stderr).toContain('mindcluster.nodeInfo.enabled: needs mindcluster.enabled');
   });
 
   it('renders k8s/monitoring with monitoring on, PodMonitors included', async () => {

@@ -7,13 +7,18 @@
  * nothing is read, a ConfigMap whose CheckCode does not match is refused and counted, and one
  * named for a name that is no Node is held unpublished until that Node exists.
  *
+ * NodeD's node-info ConfigMaps are read from a second namespace under exactly
+ * k8s/controller/mindcluster-node-info/rbac.yaml: a host hardware fault is published as the
+ * node reason host-hardware-fault on an agentless node and on an agent node, and NodeD's delete
+ * (its "healthy") lifts it.
+ *
  * The latency from each ConfigMap write to the status ConfigMap showing it is printed
  * (source period 1 s + the leader's early write on a failure).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
 import { manifestRbacObjects } from '../stack/index.js';
-import { ascend910List, deviceInfoCfg } from '../controller/mindcluster/testing.js';
+import { ascend910List, deviceInfoCfg, nodeInfoText } from '../controller/mindcluster/testing.js';
 import { controllerAccess, functionCallerToken, type ControllerAccess } from './setup/controller-rbac.js';
 import { startTestReplica, type ControllerProcess } from './setup/controller-process.js';
 import { createTestNamespace, type TestNamespace } from './setup/cluster.js';
@@ -43,6 +48,8 @@ const percentile = (values: number[], p: number): number => {
 
 describe("MindCluster's device-info ConfigMaps as observations on the real control plane", () => {
   let ns: TestNamespace;
+  /** Where NodeD's node-info ConfigMaps are written (MindCluster's mindx-dl). */
+  let nodeDNs: TestNamespace;
   let access: ControllerAccess;
   let core: k8s.CoreV1Api;
   let follower: StatusFollower;
@@ -85,6 +92,7 @@ describe("MindCluster's device-info ConfigMaps as observations on the real contr
 
   beforeAll(async () => {
     ns = await createTestNamespace('mindcluster');
+    nodeDNs = await createTestNamespace('mindcluster-noded');
     access = await controllerAccess(ns);
     core = ns.admin.makeApiClient(k8s.CoreV1Api);
     follower = new StatusFollower(ns.admin, ns.name);
@@ -98,6 +106,7 @@ describe("MindCluster's device-info ConfigMaps as observations on the real contr
     for (const name of nodes) await core?.deleteNode({ name }).catch(() => undefined);
     await access?.dispose();
     await ns?.dispose();
+    await nodeDNs?.dispose();
   });
 
   it('with the source off (and no grant) nothing is read', async () => {
@@ -142,6 +151,9 @@ describe("MindCluster's device-info ConfigMaps as observations on the real contr
       const objects = k8s.KubernetesObjectApi.makeApiClient(ns.admin);
       for (const object of manifestRbacObjects(['controller/mindcluster/rbac.yaml'], ns.name))
         await objects.create(object);
+      // The node-info grant in NodeD's namespace, for the controller's ServiceAccount in ns.
+      for (const object of manifestRbacObjects(['controller/mindcluster-node-info/rbac.yaml'], ns.name))
+        await objects.create({ ...object, metadata: { ...object.metadata, namespace: nodeDNs.name } });
       await createNode(agentless());
       replica = await startTestReplica({
         identity: 'replica-1',
@@ -151,6 +163,8 @@ describe("MindCluster's device-info ConfigMaps as observations on the real contr
           `--nodes-resource-names=${RESOURCE}`,
           '--mindcluster-enabled',
           `--mindcluster-namespace=${ns.name}`,
+          '--mindcluster-node-info-enabled',
+          `--mindcluster-node-info-namespace=${nodeDNs.name}`,
         ],
       });
       await replica.waitForLog((l) => l.msg === 'started leading', 30_000, 'leading');
@@ -370,6 +384,89 @@ describe("MindCluster's device-info ConfigMaps as observations on the real contr
       );
       expect(later.document.nodes[node]?.summary).toMatchObject({ total: 8, failed: 1, healthy: 7 });
       expect(later.document.nodes[node]?.npus.flatMap((d) => d.reasons)).not.toContain('device-missing');
+    }, 40_000);
+
+    it("publishes NodeD's host hardware fault as a node reason, on an agentless node and on an agent node; NodeD's delete lifts it", async () => {
+      const agentless = `${ns.name}-noded`;
+      const withAgent = `${ns.name}-noded-agent`;
+      await createNode(agentless);
+      await createNode(withAgent);
+      // One failed device on each, so both are listed (a node all healthy may be left out).
+      await writeDeviceInfo(
+        agentless,
+        deviceInfoCfg(
+          ascend910List(8, { 7: { level: 'SeparateNPU', codes: ['80E18402'], list: 'Unhealthy' } }),
+        ),
+      );
+      const fleet = new Fleet([withAgent], 'agent-boot-3');
+      fleet.faults.set(`${withAgent}/npu7`, { link: 'down' });
+      const url = `http://127.0.0.1:${await (replica as ControllerProcess).port('observations')}`;
+      const poster = new Poster(fleet, await functionCallerToken(ns), () => [{ identity: 'replica-1', url }]);
+      posters.push(poster);
+      poster.start();
+      await follower.waitFor(
+        (d) => statusOf(d, agentless).npu7 === 'failed' && statusOf(d, withAgent).npu7 === 'failed',
+        WITHIN_MS + 5_000,
+        'both nodes observed, npu7 failed on each',
+      );
+      const nodeInfoName = (node: string): string => `mindx-dl-nodeinfo-${node}`;
+      const writeNodeInfo = async (node: string, text: string): Promise<void> => {
+        await core.createNamespacedConfigMap({
+          namespace: nodeDNs.name,
+          body: {
+            metadata: { name: nodeInfoName(node), labels: { 'mx-consumer-cim': 'true' } },
+            data: { NodeInfo: text },
+          },
+        });
+      };
+      const cpu = { DeviceType: 'CPU', DeviceId: 1, FaultCode: ['00000011'], FaultLevel: 'SeparateFault' };
+      const reasonsOf = (d: { nodes: Record<string, { reasons?: string[] }> }, node: string) =>
+        d.nodes[node]?.reasons ?? [];
+
+      const at = Date.now();
+      await writeNodeInfo(agentless, nodeInfoText([cpu], 'UnHealthy'));
+      await writeNodeInfo(withAgent, nodeInfoText([cpu], 'UnHealthy'));
+      const faulted = await follower.waitFor(
+        (d) =>
+          reasonsOf(d, agentless).includes('host-hardware-fault') &&
+          reasonsOf(d, withAgent).includes('host-hardware-fault'),
+        WITHIN_MS,
+        'host-hardware-fault on both nodes',
+        at,
+      );
+      console.log(
+        `NodeD node-info write → host-hardware-fault published on both nodes: ${faulted.at - at} ms`,
+      );
+      // A critical node reason: the devices not failed are published unknown with it as their reason.
+      for (const node of [agentless, withAgent]) {
+        const statuses = statusOf(faulted.document, node);
+        expect(statuses.npu7).toBe('failed');
+        expect(
+          Object.entries(statuses)
+            .filter(([id]) => id !== 'npu7')
+            .every(([, s]) => s === 'unknown'),
+        ).toBe(true);
+        expect(faulted.document.nodes[node]?.npus.find((d) => d.id === 'npu0')?.reason).toBe(
+          'host-hardware-fault',
+        );
+      }
+
+      const deletedAt = Date.now();
+      for (const node of [agentless, withAgent])
+        await core.deleteNamespacedConfigMap({ name: nodeInfoName(node), namespace: nodeDNs.name });
+      const lifted = await follower.waitFor(
+        (d) =>
+          !reasonsOf(d, agentless).includes('host-hardware-fault') &&
+          !reasonsOf(d, withAgent).includes('host-hardware-fault'),
+        WITHIN_MS,
+        'host-hardware-fault lifted on both nodes',
+        deletedAt,
+      );
+      console.log(
+        `NodeD node-info delete → host-hardware-fault lifted on both nodes: ${lifted.at - deletedAt} ms`,
+      );
+      for (const node of [agentless, withAgent])
+        expect(lifted.document.nodes[node]?.summary).toMatchObject({ total: 8, failed: 1, healthy: 7 });
     }, 40_000);
 
     (HAVE_REAL_FIXTURES ? it : it.skip)(

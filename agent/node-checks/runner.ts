@@ -11,7 +11,11 @@
  * answered.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { NODE_PROBLEM_REASONS, SNAPSHOT_LIMITS, type NodeProblemReading } from '../../contracts/index.js';
+import {
+  AGENT_NODE_PROBLEM_REASONS,
+  SNAPSHOT_LIMITS,
+  type NodeProblemReading,
+} from '../../contracts/index.js';
 import {
   errorCode,
   metricPrefix,
@@ -36,7 +40,7 @@ export interface NodeCheckRunnerDeps {
   onChange?: () => void;
 }
 
-const ORDER = new Map<string, number>(NODE_PROBLEM_REASONS.map((reason, i) => [reason, i]));
+const ORDER = new Map<string, number>(AGENT_NODE_PROBLEM_REASONS.map((reason, i) => [reason, i]));
 
 /** `text` as one printable line of at most `max` characters (a check's message may quote a tenant's text). */
 export function oneLine(text: string, max: number = SNAPSHOT_LIMITS.problemMessage): string {
@@ -117,7 +121,7 @@ export function createNodeCheckRunner(
     labelNames: ['reason'],
     registers,
   });
-  for (const reason of NODE_PROBLEM_REASONS) holding.set({ reason }, 0);
+  for (const reason of AGENT_NODE_PROBLEM_REASONS) holding.set({ reason }, 0);
 
   const latest = new Map<string, readonly NodeProblem[]>();
   let merged: NodeProblemReading[] = [];
@@ -129,7 +133,7 @@ export function createNodeCheckRunner(
     merged = next;
     if (!changed) return;
     const now = new Set(next.map((p) => p.reason));
-    for (const reason of NODE_PROBLEM_REASONS) holding.set({ reason }, now.has(reason) ? 1 : 0);
+    for (const reason of AGENT_NODE_PROBLEM_REASONS) holding.set({ reason }, now.has(reason) ? 1 : 0);
     deps.log.info({ problems: next }, next.length === 0 ? 'no node problem holds' : 'node problems changed');
     deps.onChange?.();
   };

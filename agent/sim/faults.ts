@@ -9,7 +9,7 @@ import { z } from 'zod';
 import {
   DNS_LABEL_PATTERN,
   DNS_SUBDOMAIN_PATTERN,
-  NODE_PROBLEM_REASONS,
+  AGENT_NODE_PROBLEM_REASONS,
   type AnyFamilyPayload,
   type DeviceHolderReading,
 } from '../../contracts/index.js';
@@ -65,7 +65,7 @@ export const simFaultRequestSchema = z.strictObject({
   /** `uncorrectable`: how many errors (default 1). */
   count: z.number().int().positive().max(1_000_000).optional(),
   /** `node-problem`: which (`nic-link-down`, …); the agent reports it as its checks would. */
-  reason: z.enum(NODE_PROBLEM_REASONS).optional(),
+  reason: z.enum(AGENT_NODE_PROBLEM_REASONS).optional(),
   /** `holder`: the pod (`namespace/name`) the simulated kubelet says holds the device. */
   pod: z
     .string()

@@ -37,6 +37,8 @@ export {
 } from './payload.js';
 export {
   NODE_PROBLEM_NAME_PATTERN,
+  AGENT_NODE_PROBLEM_REASONS,
+  MINDCLUSTER_NODE_PROBLEM_REASONS,
   NODE_PROBLEM_REASONS,
   nodeProblemSchema,
   nodeProblemsSchema,

@@ -12,7 +12,7 @@ import { SNAPSHOT_LIMITS } from './limits.js';
 import { text } from './text.js';
 
 /** The node problems this version's agent checks can raise, in publication order. */
-export const NODE_PROBLEM_REASONS = [
+export const AGENT_NODE_PROBLEM_REASONS = [
   'network-unreachable',
   'nic-link-down',
   'rdma-port-down',
@@ -25,6 +25,20 @@ export const NODE_PROBLEM_REASONS = [
   'filesystem-readonly',
   'filesystem-error',
   'filesystem-full',
+] as const;
+
+/**
+ * The node problems the controller's MindCluster source reads from NodeD's
+ * `mindx-dl-nodeinfo-<node>` ConfigMaps (controller/mindcluster/node-info.ts) and adds to the
+ * node's snapshots: a host hardware fault that separates the node, and one that only keeps
+ * new jobs away (NodeD's SeparateFault and PreSeparateFault).
+ */
+export const MINDCLUSTER_NODE_PROBLEM_REASONS = ['host-hardware-fault', 'host-hardware-warning'] as const;
+
+/** Every node problem a snapshot's `node_problems` may carry that raises a node reason, in publication order. */
+export const NODE_PROBLEM_REASONS = [
+  ...AGENT_NODE_PROBLEM_REASONS,
+  ...MINDCLUSTER_NODE_PROBLEM_REASONS,
 ] as const;
 
 /** One of NODE_PROBLEM_REASONS. */

@@ -9,6 +9,7 @@ describe('the mindcluster config section', () => {
       periodMs: 1000,
       maxNodes: 10_000,
       maxSilenceSeconds: 900,
+      nodeInfo: { enabled: false, namespace: 'mindx-dl' },
     });
   });
   it.each([
@@ -17,6 +18,9 @@ describe('the mindcluster config section', () => {
     [{ periodMs: 50 }, 'periodMs'],
     [{ maxSilenceSeconds: 0 }, 'maxSilenceSeconds'],
     [{ maxNodes: 0 }, 'maxNodes'],
+    [{ nodeInfo: { namespace: 'MindX' } }, 'namespace'],
+    [{ nodeInfo: { enabeld: true } }, 'enabeld'],
+    [{ nodeInfo: { enabled: true } }, 'needs mindcluster.enabled'],
   ])('refuses %j, naming the field', (input, field) => {
     const result = mindClusterConfigSchema.safeParse(input);
     expect(result.success).toBe(false);

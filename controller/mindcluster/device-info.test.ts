@@ -3,7 +3,7 @@ import { snapshotSchema, type Snapshot } from '../../contracts/index.js';
 import { describeWithRealFixtures, readRealFixture } from '../../test/fixtures.js';
 import { deviceInfoCheckCode, goJsonString } from './go-json.js';
 import { parseDeviceInfo, type MindClusterView } from './device-info.js';
-import { healthOf, mergeView, snapshotOf } from './snapshot.js';
+import { healthOf, mergeNodeProblems, mergeView, snapshotOf } from './snapshot.js';
 import { ascend910List, deviceInfoCfg } from './testing.js';
 
 const viewOf = (data: Record<string, string>): MindClusterView => {
@@ -147,6 +147,52 @@ describe('snapshotOf and mergeView', () => {
     expect(merged[0]).toMatchObject({ health: 'Warning', error_codes: ['80E00209'] }); // the agent's fault stays
     expect(merged[1]).toMatchObject({ health: 'Critical', error_codes: ['80E18402', 'A8028801'] });
     expect(mergeView(agent, undefined)).toBe(agent);
+  });
+  it("adds NodeD's node problem to a synthetic snapshot, valid under the contract", () => {
+    const problem = {
+      reason: 'host-hardware-fault',
+      message: 'NodeD: node UnHealthy; CPU 1 00000011 (SeparateFault)',
+    };
+    const snapshot = snapshotOf(view, stamp, [problem]);
+    expect(snapshotSchema.safeParse(snapshot).success).toBe(true);
+    expect(snapshot.payload.node_problems).toEqual([problem]);
+    expect(snapshotOf(view, stamp).payload.node_problems).toBeUndefined();
+  });
+  it("merges NodeD's node problem into any agent snapshot, keeping the agent's own, within the contract's bound", () => {
+    const agent = snapshotSchema.parse({
+      schema: 'hdc.health/v1',
+      node: 'node-a',
+      boot_id: 'b',
+      seq: 1,
+      collected_at: '2026-12-03T10:00:00Z',
+      collector: 'nvidia-smi',
+      payload: {
+        family: 'nvidia',
+        gpus: [],
+        node_problems: [{ reason: 'nic-link-down', message: 'eth2 carrier down' }],
+      },
+    });
+    const fault = { reason: 'host-hardware-fault', message: 'NodeD: node UnHealthy' };
+    const merged = mergeNodeProblems(agent, [fault]);
+    expect(merged.payload.node_problems?.map((p) => p.reason).sort()).toEqual([
+      'host-hardware-fault',
+      'nic-link-down',
+    ]);
+    expect(snapshotSchema.safeParse(merged).success).toBe(true);
+    expect(agent.payload.node_problems).toHaveLength(1); // not mutated
+    expect(mergeNodeProblems(agent, [])).toBe(agent);
+    // A reason the snapshot carries already keeps the snapshot's message.
+    expect(mergeNodeProblems(merged, [{ ...fault, message: 'other' }])).toBe(merged);
+    const full = {
+      ...agent,
+      payload: {
+        ...agent.payload,
+        node_problems: Array.from({ length: 32 }, (_, i) => ({ reason: `r-${i}`, message: '' })),
+      },
+    };
+    const cut = mergeNodeProblems(full as typeof agent, [fault]);
+    expect(cut.payload.node_problems).toHaveLength(32);
+    expect(cut.payload.node_problems?.[0]).toEqual(fault);
   });
 });
 

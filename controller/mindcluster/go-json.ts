@@ -67,3 +67,29 @@ export function deviceInfoCheckCode(
 function wellFormed(value: string): string {
   return value.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
+
+/** One NodeD FaultDev as Go holds it after decoding (noded pkg/common/type.go). */
+export interface GoFaultDev {
+  DeviceType: string;
+  DeviceId: number;
+  /** nil (absent or null) marshals as `null`, an empty slice as `[]`. */
+  FaultCode: readonly string[] | null;
+  FaultLevel: string;
+}
+
+/**
+ * The CheckCode NodeD computes for `NodeInfo` (noded pkg/common/common.go MakeDataHash of
+ * FaultDevInfo{FaultDevList []*FaultDev; NodeStatus string}), which ClusterD's
+ * ParseNodeInfoCM compares: sha256 hex of Go's JSON, fields in struct order, a nil list or
+ * entry as `null`.
+ */
+export function nodeInfoCheckCode(list: readonly (GoFaultDev | null)[] | null, nodeStatus: string): string {
+  const dev = (d: GoFaultDev | null): string =>
+    d === null
+      ? 'null'
+      : `{"DeviceType":${goJsonString(d.DeviceType)},"DeviceId":${d.DeviceId},"FaultCode":${
+          d.FaultCode === null ? 'null' : `[${d.FaultCode.map(goJsonString).join(',')}]`
+        },"FaultLevel":${goJsonString(d.FaultLevel)}}`;
+  const json = `{"FaultDevList":${list === null ? 'null' : `[${list.map(dev).join(',')}]`},"NodeStatus":${goJsonString(nodeStatus)}}`;
+  return createHash('sha256').update(json, 'utf8').digest('hex');
+}

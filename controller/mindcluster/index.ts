@@ -9,7 +9,9 @@
  *     isNode: (n) => nodes.get(n) !== undefined },
  *   { periodMs: 1000 },
  * );
- * host.setMerge((snapshot) => mergeView(snapshot, source.view(snapshot.node)));
+ * host.setMerge((snapshot) =>
+ *   mergeNodeProblems(mergeView(snapshot, source.view(snapshot.node)), source.nodeProblems(snapshot.node)),
+ * );
  * ```
  */
 export { createMindClusterClient, deviceInfoCollection } from './client.js';
@@ -28,8 +30,27 @@ export {
   type ParseResult,
   type RefusalReason,
 } from './device-info.js';
-export { deviceInfoCheckCode, goJsonString } from './go-json.js';
-export { BOOT_PREFIX, MINDCLUSTER_COLLECTOR, codesOf, healthOf, mergeView, snapshotOf } from './snapshot.js';
+export { deviceInfoCheckCode, goJsonString, nodeInfoCheckCode } from './go-json.js';
+export {
+  BOOT_PREFIX,
+  MINDCLUSTER_COLLECTOR,
+  codesOf,
+  healthOf,
+  mergeNodeProblems,
+  mergeView,
+  snapshotOf,
+} from './snapshot.js';
+export {
+  MAX_NODE_INFO_BYTES,
+  NODE_INFO_KEY,
+  NODE_INFO_NAMESPACE,
+  NODE_INFO_PREFIX,
+  nodeProblemOf,
+  parseNodeInfo,
+  type NodeFaultDevice,
+  type NodeInfoResult,
+  type NodeInfoView,
+} from './node-info.js';
 export {
   createMindClusterSource,
   type MindClusterSource,

@@ -11,8 +11,15 @@
  * - `mergeView`: an agent's snapshot with MindCluster's fault codes added to the matching device
  *   (by resource id, `Ascend910-<phy_id>` / `Ascend310P-<device_id>`) and its health the worse
  *   of the two, so neither source can hide a fault the other sees.
+ * - `mergeNodeProblems`: any snapshot of the node with NodeD's node problem added (node-info.ts).
  */
-import { snapshotSchema, SNAPSHOT_LIMITS, SNAPSHOT_SCHEMA, type Snapshot } from '../../contracts/index.js';
+import {
+  snapshotSchema,
+  SNAPSHOT_LIMITS,
+  SNAPSHOT_SCHEMA,
+  type NodeProblemReading,
+  type Snapshot,
+} from '../../contracts/index.js';
 import {
   CRITICAL_RANK,
   RESOURCE_FAMILIES,
@@ -47,6 +54,7 @@ export function codesOf(device: MindClusterDevice): string[] {
 export function snapshotOf(
   view: MindClusterView,
   stamp: { bootId: string; seq: number; now: number },
+  nodeProblems: readonly NodeProblemReading[] = [],
 ): Snapshot {
   const family = RESOURCE_FAMILIES[view.resource];
   const name = `${view.resource} (MindCluster)`;
@@ -78,7 +86,7 @@ export function snapshotOf(
     seq: stamp.seq,
     collected_at: new Date(stamp.now).toISOString(),
     collector: MINDCLUSTER_COLLECTOR,
-    payload,
+    payload: nodeProblems.length > 0 ? { ...payload, node_problems: nodeProblems } : payload,
   });
 }
 
@@ -122,4 +130,17 @@ export function mergeView(snapshot: Snapshot, view: MindClusterView | undefined)
       },
     };
   return snapshot;
+}
+
+/**
+ * `snapshot` with `problems` added to its node problems (a reason it already carries keeps the
+ * snapshot's message), within the contract's bound; the same object when none is new.
+ */
+export function mergeNodeProblems(snapshot: Snapshot, problems: readonly NodeProblemReading[]): Snapshot {
+  const held = snapshot.payload.node_problems ?? [];
+  const added = problems.filter((p) => !held.some((h) => h.reason === p.reason));
+  if (added.length === 0) return snapshot;
+  // Ours first when the bound cuts: an agent's own problems are at most the bound already.
+  const merged = [...added, ...held].slice(0, SNAPSHOT_LIMITS.nodeProblems);
+  return { ...snapshot, payload: { ...snapshot.payload, node_problems: merged } } as Snapshot;
 }

@@ -3,7 +3,7 @@ import type { Snapshot } from '../../contracts/index.js';
 import { FakeClock, Registry, createLogger } from '../../platform/index.js';
 import { FakeListWatchClient } from '../../platform/k8s/watch/testing.js';
 import { createMindClusterSource } from './source.js';
-import { ascend910List, deviceInfoCfg } from './testing.js';
+import { ascend910List, deviceInfoCfg, nodeInfoText, type NodeDFault } from './testing.js';
 
 const configMap = (node: string, cfg: string, uid = `uid-${node}`) => ({
   metadata: {
@@ -18,10 +18,22 @@ const failing = deviceInfoCfg(
   ascend910List(4, { 1: { level: 'SeparateNPU', codes: ['80E18402'], list: 'Unhealthy' } }),
 );
 
+const nodeInfoMap = (node: string, text: string) => ({
+  metadata: { name: `mindx-dl-nodeinfo-${node}`, namespace: 'mindx-dl', uid: `info-${node}` },
+  data: { NodeInfo: text },
+});
+const cpuFault: NodeDFault = {
+  DeviceType: 'CPU',
+  DeviceId: 1,
+  FaultCode: ['00000011'],
+  FaultLevel: 'SeparateFault',
+};
+
 function setup(
   agentNodes: string[] = [],
   options: { maxSilenceMs?: number; maxNodes?: number } = {},
   isNode: (node: string) => boolean = () => true,
+  nodeInfoClient?: FakeListWatchClient,
 ) {
   const clock = new FakeClock(Date.parse('2026-12-03T10:00:00Z'));
   const client = new FakeListWatchClient();
@@ -36,6 +48,7 @@ function setup(
       accept: (snapshots) => accepted.push(...snapshots),
       isAgentNode: (node) => agentNodes.includes(node),
       isNode: (node) => isNode(node),
+      ...(nodeInfoClient ? { nodeInfoClient } : {}),
     },
     { periodMs: 1000, graceMs: 5000, ...options },
   );
@@ -196,5 +209,70 @@ describe('the MindCluster source', () => {
     ).toEqual(['n1', 'n2', 'phantom']);
     expect(t.source.view('phantom')?.devices).toHaveLength(4);
     await t.stop();
+  });
+
+  describe("with NodeD's node-info ConfigMaps", () => {
+    const problemsOf = (s: Snapshot | undefined) => s?.payload.node_problems;
+
+    it('adds the host hardware fault to the synthetic snapshots at once, and a delete (NodeD: healthy) lifts it at once', async () => {
+      const info = new FakeListWatchClient();
+      const t = setup([], {}, () => true, info);
+      t.client.apply(configMap('n1', failing));
+      await t.client.waitForWatch(1);
+      await info.waitForWatch(1);
+      await t.clock.advance(5000);
+      expect(problemsOf(t.accepted.at(-1))).toBeUndefined();
+      info.apply(nodeInfoMap('n1', nodeInfoText([cpuFault], 'UnHealthy')));
+      expect(t.accepted).toHaveLength(2); // at once, not at the next period
+      expect(problemsOf(t.accepted.at(-1))).toEqual([
+        { reason: 'host-hardware-fault', message: 'NodeD: node UnHealthy; CPU 1 00000011 (SeparateFault)' },
+      ]);
+      await t.clock.advance(1000);
+      expect(problemsOf(t.accepted.at(-1))?.map((p) => p.reason)).toEqual(['host-hardware-fault']);
+      expect(t.source.nodeProblems('n1').map((p) => p.reason)).toEqual(['host-hardware-fault']);
+      expect(
+        await gaugeValue(t.registry, 'npu_fault_controller_mindcluster_node_problems', {
+          reason: 'host-hardware-fault',
+        }),
+      ).toBe(1);
+      info.delete('mindx-dl/mindx-dl-nodeinfo-n1');
+      expect(t.accepted).toHaveLength(4);
+      expect(problemsOf(t.accepted.at(-1))).toBeUndefined();
+      expect(t.source.nodeProblems('n1')).toEqual([]);
+      await t.stop();
+    });
+
+    it('keeps the last valid report through a refused write (counted, reason named), and reads the next valid one', async () => {
+      const info = new FakeListWatchClient();
+      const t = setup([], {}, () => true, info);
+      info.apply(nodeInfoMap('n1', nodeInfoText([cpuFault], 'UnHealthy')));
+      await info.waitForWatch(1);
+      info.apply(nodeInfoMap('n1', nodeInfoText([], 'Healthy', { checkCode: '0'.repeat(64) })));
+      const refused = await t.registry
+        .getSingleMetric('npu_fault_controller_mindcluster_node_info_refused_total')
+        ?.get();
+      expect(refused?.values.find((v) => v.labels.reason === 'integrity')?.value).toBe(1);
+      expect(t.source.nodeProblems('n1').map((p) => p.reason)).toEqual(['host-hardware-fault']);
+      info.apply(
+        nodeInfoMap('n1', nodeInfoText([{ ...cpuFault, FaultLevel: 'PreSeparateFault' }], 'PreSeparate')),
+      );
+      expect(t.source.nodeProblems('n1').map((p) => p.reason)).toEqual(['host-hardware-warning']);
+      info.apply(nodeInfoMap('n1', nodeInfoText([{ ...cpuFault, FaultLevel: 'NotHandleFault' }], 'Healthy')));
+      expect(t.source.nodeProblems('n1')).toEqual([]);
+      await t.stop();
+    });
+
+    it('lends an agent node its problem for the merge (no snapshot of its own), and nothing for a name that is no Node', async () => {
+      const info = new FakeListWatchClient();
+      const t = setup(['with-agent'], {}, (node) => node !== 'phantom', info);
+      info.apply(nodeInfoMap('with-agent', nodeInfoText([cpuFault], 'UnHealthy')));
+      info.apply(nodeInfoMap('phantom', nodeInfoText([cpuFault], 'UnHealthy')));
+      await info.waitForWatch(1);
+      await t.clock.advance(6000);
+      expect(t.accepted).toEqual([]); // a node-info alone makes no snapshot: no device view
+      expect(t.source.nodeProblems('with-agent').map((p) => p.reason)).toEqual(['host-hardware-fault']);
+      expect(t.source.nodeProblems('phantom')).toEqual([]);
+      await t.stop();
+    });
   });
 });

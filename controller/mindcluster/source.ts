@@ -23,10 +23,16 @@
  *   change with the one-line reason, and the node's view is dropped: no more snapshots, so the
  *   node turns agent-unreachable after the stale threshold while the engine keeps every fault
  *   it holds. A deleted ConfigMap does the same.
+ * - With `nodeInfoClient`, NodeD's node-info ConfigMaps (`mindx-dl-nodeinfo-<node>`, node-info.ts)
+ *   are watched too: a node's host hardware fault is a node problem added to every snapshot of
+ *   the node, synthetic or its agent's (`nodeProblems`, merged by EngineHost), and applied at
+ *   once on an agentless node. NodeD deletes the ConfigMap once the node is healthy, so a delete
+ *   lifts it; a refused write keeps the last valid view (a fault is not dropped because a write
+ *   could not be read), counted and logged as above.
  * Every replica runs it (hot standby): each applies the same views to its own engine.
  */
 import { Counter, Gauge } from 'prom-client';
-import type { Snapshot } from '../../contracts/index.js';
+import type { NodeProblemReading, Snapshot } from '../../contracts/index.js';
 import { metricPrefix, type Clock, type Logger, type Registry, type Runnable } from '../../platform/index.js';
 import { createWatchLoop, type ListWatchClient, type RawObject } from '../../platform/k8s/index.js';
 import {
@@ -36,11 +42,14 @@ import {
   type ParseResult,
   type RefusalReason,
 } from './device-info.js';
+import { NODE_INFO_PREFIX, nodeProblemOf, parseNodeInfo, type NodeInfoResult } from './node-info.js';
 import { BOOT_PREFIX, snapshotOf } from './snapshot.js';
 
 export interface MindClusterSourceDeps {
   /** The device-info ConfigMaps (createMindClusterClient, or a FakeListWatchClient). */
   client: ListWatchClient;
+  /** NodeD's node-info ConfigMaps, when they are read too (createMindClusterClient on their namespace). */
+  nodeInfoClient?: ListWatchClient;
   clock: Clock;
   log: Logger;
   registry: Registry;
@@ -66,6 +75,8 @@ export interface MindClusterSourceOptions {
 export interface MindClusterSource extends Runnable {
   /** The node's valid view, if it has one now (for the merge into its agent's snapshots). */
   view(node: string): MindClusterView | undefined;
+  /** The node problems NodeD reports for the node now (none without node-info, or for a name that is no Node). */
+  nodeProblems(node: string): readonly NodeProblemReading[];
   synced(): boolean;
   whenSynced(): Promise<void>;
 }
@@ -123,6 +134,7 @@ export function createMindClusterSource(
     },
   });
   const seq = new Map<string, number>();
+  const nodeInfo = deps.nodeInfoClient ? watchNodeInfo(deps.nodeInfoClient) : undefined;
   /** Past the start grace: a changed view is applied at once, not at the next period. */
   let emitting = false;
 
@@ -198,7 +210,7 @@ export function createMindClusterSource(
       const next = (seq.get(bootId) ?? 0) + 1; // from 1, as an agent counts (contract §1)
       seq.set(bootId, next);
       try {
-        batch.push(snapshotOf(view, { bootId, seq: next, now }));
+        batch.push(snapshotOf(view, { bootId, seq: next, now }, nodeInfo?.problems(node) ?? []));
       } catch (error) {
         // The read refuses what the snapshot schema would (device-info.ts): a bug, not input.
         log.error({ node, err: error }, 'MindCluster view not turned into a snapshot');
@@ -220,14 +232,118 @@ export function createMindClusterSource(
     }
   };
 
+  /** NodeD's node-info ConfigMaps: each node's node problem, held until a delete (NodeD's "healthy"). */
+  function watchNodeInfo(client: ListWatchClient) {
+    const refusedInfo = new Counter({
+      name: `${prefix}mindcluster_node_info_refused_total`,
+      help: 'MindCluster NodeD node-info ConfigMaps refused (each write counted once), by reason; the last valid view is kept',
+      labelNames: ['reason'],
+      registers: [deps.registry],
+    });
+    for (const reason of REASONS) refusedInfo.inc({ reason }, 0);
+    /** A node's node problem from its last valid node-info ConfigMap (none: NotHandleFault only). */
+    const problems = new Map<string, NodeProblemReading | undefined>();
+    new Gauge({
+      name: `${prefix}mindcluster_node_problems`,
+      help: 'Nodes with a host hardware fault NodeD reports, by reason (host-hardware-fault, host-hardware-warning)',
+      labelNames: ['reason'],
+      registers: [deps.registry],
+      collect() {
+        const count: Record<string, number> = { 'host-hardware-fault': 0, 'host-hardware-warning': 0 };
+        for (const [node, problem] of problems)
+          if (problem && deps.isNode(node)) count[problem.reason] = (count[problem.reason] ?? 0) + 1;
+        for (const [reason, value] of Object.entries(count)) this.set({ reason }, value);
+      },
+    });
+    const seenInfo = (cached: CachedNodeInfo): void => {
+      const { result, node } = cached;
+      if ('refused' in result) {
+        refusedInfo.inc({ reason: result.refused });
+        log.warn(
+          { node, reason: result.refused, message: result.message, resourceVersion: cached.resourceVersion },
+          problems.has(node)
+            ? 'MindCluster node-info ConfigMap refused; the node keeps its last valid NodeD report'
+            : 'MindCluster node-info ConfigMap refused; no NodeD report for the node until it is valid',
+        );
+        return;
+      }
+      if (!problems.has(node) && problems.size >= maxNodes) {
+        refusedInfo.inc({ reason: 'limit' });
+        log.warn({ node, maxNodes }, 'MindCluster node-info ConfigMap refused: maxNodes already held');
+        return;
+      }
+      const before = problems.get(node);
+      const problem = nodeProblemOf(result.view);
+      problems.set(node, problem);
+      if (emitting && (before?.reason !== problem?.reason || before?.message !== problem?.message))
+        emit(node);
+    };
+    const infoLoop = createWatchLoop<CachedNodeInfo>(
+      { ...deps, client },
+      {
+        resource: 'mindcluster-node-info',
+        transform: (raw) => cachedNodeInfoOf(raw),
+        equals: (a, b) => a.resourceVersion === b.resourceVersion && a.uid === b.uid,
+        handlers: {
+          onAdd: (_key, cached) => seenInfo(cached),
+          onUpdate: (_key, cached) => seenInfo(cached),
+          onDelete: (_key, previous) => {
+            const had = problems.get(previous.node);
+            problems.delete(previous.node);
+            log.info(
+              { node: previous.node },
+              'MindCluster node-info ConfigMap deleted (NodeD: the node is healthy)',
+            );
+            if (emitting && had !== undefined) emit(previous.node);
+          },
+        },
+      },
+    );
+    return {
+      loop: infoLoop,
+      problems: (node: string): readonly NodeProblemReading[] => {
+        const problem = deps.isNode(node) ? problems.get(node) : undefined;
+        return problem ? [problem] : [];
+      },
+    };
+  }
+
   return {
     name: 'mindcluster',
     async start(signal) {
-      await Promise.all([loop.start(signal), emitter(signal)]);
+      await Promise.all([
+        loop.start(signal),
+        ...(nodeInfo ? [nodeInfo.loop.start(signal)] : []),
+        emitter(signal),
+      ]);
     },
     view: (node) => (deps.isNode(node) ? views.get(node)?.view : undefined),
-    synced: () => loop.synced(),
-    whenSynced: () => loop.whenSynced(),
+    nodeProblems: (node) => nodeInfo?.problems(node) ?? [],
+    synced: () => loop.synced() && (nodeInfo?.loop.synced() ?? true),
+    whenSynced: async () => {
+      await Promise.all([loop.whenSynced(), nodeInfo?.loop.whenSynced()]);
+    },
+  };
+}
+
+interface CachedNodeInfo {
+  readonly node: string;
+  readonly uid: string;
+  readonly resourceVersion: string;
+  readonly result: NodeInfoResult;
+}
+
+/** A node-info ConfigMap as cached (read at once); others undefined. */
+export function cachedNodeInfoOf(raw: RawObject): CachedNodeInfo | undefined {
+  const metadata = (raw as { metadata?: { name?: string; uid?: string; resourceVersion?: string } }).metadata;
+  const name = metadata?.name ?? '';
+  if (!name.startsWith(NODE_INFO_PREFIX) || name.length === NODE_INFO_PREFIX.length) return undefined;
+  const node = name.slice(NODE_INFO_PREFIX.length);
+  return {
+    node,
+    uid: metadata?.uid ?? name,
+    resourceVersion: metadata?.resourceVersion ?? '',
+    result: parseNodeInfo(node, (raw as { data?: Record<string, string> }).data),
   };
 }
 

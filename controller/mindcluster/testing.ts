@@ -1,5 +1,5 @@
-/** Test helpers: a device-info ConfigMap's data written the way mind-cluster's plugin writes it. */
-import { deviceInfoCheckCode } from './go-json.js';
+/** Test helpers: device-info and node-info ConfigMap data written the way mind-cluster's plugin and NodeD write them. */
+import { deviceInfoCheckCode, nodeInfoCheckCode } from './go-json.js';
 
 /** DeviceInfoCfg text for `deviceList`, with a correct CheckCode (or `checkCode` when given). */
 export function deviceInfoCfg(
@@ -49,4 +49,24 @@ export function ascend910List(
     'huawei.com/Ascend910-Recovering': '',
     'huawei.com/Ascend910-Unhealthy': inList('Unhealthy'),
   };
+}
+
+/** One faulty host device as NodeD lists it. */
+export interface NodeDFault {
+  DeviceType: string;
+  DeviceId: number;
+  FaultCode: string[];
+  FaultLevel: string;
+}
+
+/** NodeD's `NodeInfo` text for these faults and status, with a correct CheckCode (or `checkCode` when given). */
+export function nodeInfoText(
+  faults: readonly NodeDFault[],
+  nodeStatus: string,
+  options: { checkCode?: string } = {},
+): string {
+  return JSON.stringify({
+    NodeInfo: { FaultDevList: faults, NodeStatus: nodeStatus },
+    CheckCode: options.checkCode ?? nodeInfoCheckCode(faults, nodeStatus),
+  });
 }

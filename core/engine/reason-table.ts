@@ -222,6 +222,8 @@ const RAISES: { readonly [id in DeviceReasonId]: DeviceRaise } & {
   'filesystem-readonly': { check: reported('filesystem-readonly') },
   'filesystem-error': { check: reported('filesystem-error') },
   'filesystem-full': { check: reported('filesystem-full') },
+  'host-hardware-fault': { check: reported('host-hardware-fault') },
+  'host-hardware-warning': { check: reported('host-hardware-warning') },
   'node-condition': { by: 'conditions' },
 };
 
