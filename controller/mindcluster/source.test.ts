@@ -109,7 +109,7 @@ describe('the MindCluster source', () => {
     await t.stop();
   });
 
-  it('refuses a bad CheckCode (counted once per write), drops the view and stops emitting; a delete stops too', async () => {
+  it('refuses a bad CheckCode (counted once per write) and stops emitting, keeping the last valid view for the merge; a delete stops and drops it', async () => {
     const t = setup();
     t.client.apply(configMap('n1', failing));
     t.client.apply(configMap('n2', failing));
@@ -118,8 +118,10 @@ describe('the MindCluster source', () => {
     expect(t.accepted.map((s) => s.node)).toEqual(['n1', 'n2']);
     t.client.apply(configMap('n1', deviceInfoCfg(ascend910List(4), { checkCode: '0'.repeat(64) })));
     expect(await refusedCount(t.registry, 'integrity')).toBe(1);
-    expect(t.source.view('n1')).toBeUndefined();
+    // Still merged into an agent's snapshots: the refused write does not lift npu1's failure.
+    expect(t.source.view('n1')?.devices[1]?.lists).toEqual(['unhealthy']);
     t.client.delete('kube-system/mindx-dl-deviceinfo-n2');
+    expect(t.source.view('n2')).toBeUndefined();
     await t.clock.advance(3000);
     expect(t.accepted.map((s) => s.node)).toEqual(['n1', 'n2']);
     // Valid again: a new write brings it back, its seq going on from the last one emitted
@@ -259,6 +261,22 @@ describe('the MindCluster source', () => {
       expect(t.source.nodeProblems('n1').map((p) => p.reason)).toEqual(['host-hardware-warning']);
       info.apply(nodeInfoMap('n1', nodeInfoText([{ ...cpuFault, FaultLevel: 'NotHandleFault' }], 'Healthy')));
       expect(t.source.nodeProblems('n1')).toEqual([]);
+      await t.stop();
+    });
+
+    it('counts a held problem whose ConfigMap NodeD stopped rewriting (3 × 30 minutes) as silent, and keeps the problem', async () => {
+      const info = new FakeListWatchClient();
+      const t = setup([], {}, () => true, info);
+      info.apply(nodeInfoMap('n1', nodeInfoText([cpuFault], 'UnHealthy')));
+      info.apply(nodeInfoMap('n2', nodeInfoText([cpuFault], 'UnHealthy')));
+      await info.waitForWatch(1);
+      const silent = () => gaugeValue(t.registry, 'npu_fault_controller_mindcluster_node_info_silent');
+      await t.clock.advance(5_400_000);
+      expect(await silent()).toBe(0);
+      info.apply(nodeInfoMap('n2', nodeInfoText([cpuFault], 'UnHealthy'))); // n2's NodeD rewrites it
+      await t.clock.advance(1);
+      expect(await silent()).toBe(1);
+      expect(t.source.nodeProblems('n1').map((p) => p.reason)).toEqual(['host-hardware-fault']);
       await t.stop();
     });
 

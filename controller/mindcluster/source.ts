@@ -20,9 +20,10 @@
  *   (1 Hz) before it could mistake an agent node for an agentless one.
  * - A refused ConfigMap (integrity, JSON, shape, size) is counted
  *   (`npu_fault_controller_mindcluster_configmaps_refused_total{reason}`), logged once per
- *   change with the one-line reason, and the node's view is dropped: no more snapshots, so the
- *   node turns agent-unreachable after the stale threshold while the engine keeps every fault
- *   it holds. A deleted ConfigMap does the same.
+ *   change with the one-line reason, and the node gets no more snapshots, so it turns
+ *   agent-unreachable after the stale threshold while the engine keeps every fault it holds.
+ *   On an agent node the last valid view is still merged (a fault MindCluster reported is not
+ *   lifted because one write could not be read). A deleted ConfigMap drops the view.
  * - With `nodeInfoClient`, NodeD's node-info ConfigMaps (`mindx-dl-nodeinfo-<node>`, node-info.ts)
  *   are watched too: a node's host hardware fault is a node problem added to every snapshot of
  *   the node, synthetic or its agent's (`nodeProblems`, merged by EngineHost), and applied at
@@ -112,14 +113,17 @@ export function createMindClusterSource(
     help: 'MindCluster nodes whose ConfigMap went unwritten past maxSilenceSeconds (no more snapshots until the next write)',
     registers: [deps.registry],
   });
-  /** A node's valid view, when its ConfigMap was last written (received), whether it went silent since. */
+  /**
+   * A node's last valid view, when its ConfigMap was last written (received), whether it went
+   * silent since, whether its latest write was refused (then merged only, never emitted).
+   */
   const views = new Map<
     string,
-    { view: MindClusterView; bootId: string; writtenAt: number; silent: boolean }
+    { view: MindClusterView; bootId: string; writtenAt: number; silent: boolean; refused: boolean }
   >();
   new Gauge({
     name: `${prefix}mindcluster_nodes`,
-    help: 'Nodes with a valid MindCluster view, by role: synthetic (no agent: this source reports them), merged (into their agent), silent (unwritten past maxSilenceSeconds: not reported), not-a-node (no such Node: held, not reported)',
+    help: 'Nodes with a valid MindCluster view, by role: synthetic (no agent: this source reports them), merged (into their agent), silent (unwritten past maxSilenceSeconds, or its latest write refused: not reported), not-a-node (no such Node: held, not reported)',
     labelNames: ['role'],
     registers: [deps.registry],
     collect() {
@@ -127,7 +131,7 @@ export function createMindClusterSource(
       for (const [node, entry] of views) {
         if (!deps.isNode(node)) count['not-a-node']++;
         else if (deps.isAgentNode(node)) count.merged++;
-        else if (entry.silent) count.silent++;
+        else if (entry.silent || entry.refused) count.silent++;
         else count.synthetic++;
       }
       for (const [role, value] of Object.entries(count)) this.set({ role }, value);
@@ -154,11 +158,13 @@ export function createMindClusterSource(
         bootId: `${BOOT_PREFIX}${cached.uid}`,
         writtenAt: clock.now(),
         silent: false,
+        refused: false,
       });
       if (emitting) emit(cached.node);
       return;
     }
-    views.delete(cached.node);
+    const held = views.get(cached.node);
+    if (held) held.refused = true;
     refused.inc({ reason: result.refused });
     log.warn(
       {
@@ -167,7 +173,7 @@ export function createMindClusterSource(
         message: result.message,
         resourceVersion: cached.resourceVersion,
       },
-      'MindCluster device-info ConfigMap refused; no MindCluster observations for the node until it is valid',
+      'MindCluster device-info ConfigMap refused; no MindCluster snapshots for the node until it is valid (an agent node keeps its last valid view merged)',
     );
   };
   const loop = createWatchLoop<Cached>(deps, {
@@ -196,6 +202,7 @@ export function createMindClusterSource(
     for (const [node, entry] of views) {
       const { view, bootId } = entry;
       if (!deps.isNode(node) || deps.isAgentNode(node) || (only !== undefined && node !== only)) continue;
+      if (entry.refused) continue;
       if (now - entry.writtenAt > maxSilenceMs) {
         if (!entry.silent) {
           entry.silent = true;
@@ -243,6 +250,21 @@ export function createMindClusterSource(
     for (const reason of REASONS) refusedInfo.inc({ reason }, 0);
     /** A node's node problem from its last valid node-info ConfigMap (none: NotHandleFault only). */
     const problems = new Map<string, NodeProblemReading | undefined>();
+    /** When each node's node-info ConfigMap was last written (received on this replica). */
+    const writtenAt = new Map<string, number>();
+    new Gauge({
+      name: `${prefix}mindcluster_node_info_silent`,
+      help: `Nodes whose NodeD report holds a problem but was not rewritten for ${NODE_INFO_SILENT_MS / 1000} s (NodeD rewrites it every 1800 s while a fault holds: NodeD down?); the problem is kept`,
+      registers: [deps.registry],
+      collect() {
+        const now = clock.now();
+        let silent = 0;
+        for (const [node, problem] of problems)
+          if (problem && deps.isNode(node) && now - (writtenAt.get(node) ?? now) > NODE_INFO_SILENT_MS)
+            silent++;
+        this.set(silent);
+      },
+    });
     new Gauge({
       name: `${prefix}mindcluster_node_problems`,
       help: 'Nodes with a host hardware fault NodeD reports, by reason (host-hardware-fault, host-hardware-warning)',
@@ -275,6 +297,7 @@ export function createMindClusterSource(
       const before = problems.get(node);
       const problem = nodeProblemOf(result.view);
       problems.set(node, problem);
+      writtenAt.set(node, clock.now());
       if (emitting && (before?.reason !== problem?.reason || before?.message !== problem?.message))
         emit(node);
     };
@@ -290,6 +313,7 @@ export function createMindClusterSource(
           onDelete: (_key, previous) => {
             const had = problems.get(previous.node);
             problems.delete(previous.node);
+            writtenAt.delete(previous.node);
             log.info(
               { node: previous.node },
               'MindCluster node-info ConfigMap deleted (NodeD: the node is healthy)',
@@ -325,6 +349,9 @@ export function createMindClusterSource(
     },
   };
 }
+
+/** NodeD rewrites a node-info ConfigMap at least every 30 minutes while it exists: three missed is a silent NodeD. */
+const NODE_INFO_SILENT_MS = 3 * 1_800_000;
 
 interface CachedNodeInfo {
   readonly node: string;
