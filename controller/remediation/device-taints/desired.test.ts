@@ -135,6 +135,33 @@ describe('device taints wanted', () => {
     ).toEqual([{ node: 'n1', deviceKey: '0000:3b:00.0', why: 'ambiguous' }]);
   });
 
+  it('refuse a device whose pool another node publishes under the same device name: the rule would select both', () => {
+    const shared = { driver: 'fake.npu-fault.io', pool: 'shared-pool' };
+    const mine = slice('n1', { gpu0: { uuid: UUID_A } }, { ...shared, name: 'n1-slice' });
+    const theirs = slice('n2', { gpu0: { uuid: UUID_B } }, { ...shared, name: 'n2-slice' });
+    const failed = [node('n1', entry('n1', [{ key: UUID_A, resource_id: UUID_A }]))];
+    expect(desiredDeviceTaints(failed, [mine, theirs], config(), OWNER)).toMatchObject({
+      rules: [],
+      unmatched: [{ node: 'n1', deviceKey: UUID_A, why: 'ambiguous' }],
+    });
+    // Another device name in the shared pool selects one device: tainted.
+    const distinct = slice('n2', { gpu9: { uuid: UUID_B } }, { ...shared, name: 'n2-slice' });
+    expect(desiredDeviceTaints(failed, [mine, distinct], config(), OWNER).rules.map((r) => r.device)).toEqual(
+      ['gpu0'],
+    );
+  });
+
+  it('match the older MIG-GPU-<uuid>/<gi>/<ci> form as a UUID', () => {
+    const mig = 'MIG-GPU-6a1b2c3d-0000-1111-2222-333344445555/1/0';
+    const result = desiredDeviceTaints(
+      [node('n1', entry('n1', [{ key: mig, resource_id: mig }]))],
+      [slice('n1', { 'gpu0-mig-1-0': { uuid: mig } })],
+      config(),
+      OWNER,
+    );
+    expect(result.rules.map((r) => r.device)).toEqual(['gpu0-mig-1-0']);
+  });
+
   it('read only the newest generation of a pool, and only slices of the node', () => {
     const stale = slice('n1', { old0: { uuid: UUID_A } }, { generation: 1, name: 'old' });
     const fresh = slice('n1', { new0: { uuid: UUID_A } }, { generation: 2, name: 'new' });

@@ -86,6 +86,14 @@ export function desiredDeviceTaints(
   const keep = new Set<string>();
   const unmatched: UnmatchedDevice[] = [];
   const current = currentSlices(slices);
+  // A rule selects driver, pool and device name: the DRA API makes a device name unique in its
+  // pool, but a driver that reuses a pool on several nodes would have the rule select them all.
+  const named = new Map<string, number>();
+  for (const slice of current)
+    for (const device of slice.devices) {
+      const id = `${slice.driver}/${slice.pool}/${device.name}`;
+      named.set(id, (named.get(id) ?? 0) + 1);
+    }
   for (const node of nodes) {
     // No evidence either way (unobserved), or planned work: leave what is there.
     if (node.entry === undefined || node.maintenance) {
@@ -100,7 +108,12 @@ export function desiredDeviceTaints(
     // The reconciler keeps the rules of a node whose slices went missing a short while.
     if (onNode.length === 0) continue;
     for (const device of devices) {
-      const found = matchDevice(device, onNode);
+      const matched = matchDevice(device, onNode);
+      const found: Match =
+        'why' in matched ||
+        (named.get(`${matched.slice.driver}/${matched.slice.pool}/${matched.device.name}`) ?? 0) === 1
+          ? matched
+          : { why: 'ambiguous' };
       if ('why' in found) {
         unmatched.push({ node: node.name, deviceKey: device.key, why: found.why });
         continue;
@@ -177,7 +190,7 @@ export function identifiersOf(device: Pick<PublishedDevice, 'key' | 'resource_id
  * NVIDIA's GPU and MIG UUIDs as nvidia-smi and NVIDIA's DRA driver print them (GPU-<uuid>,
  * MIG-<uuid>, the older MIG-GPU-<uuid>/<gi>/<ci>); only ever compared for equality.
  */
-const UUID = /^(GPU|MIG)-[0-9a-f][0-9a-f/-]*$/i;
+const UUID = /^(?:GPU|MIG|MIG-GPU)-[0-9a-f][0-9a-f/-]*$/i;
 
 /** The identifiers a slice device publishes: the standard PCI attribute, the driver's own. */
 function sliceIdentifiers(device: SliceDevice, driver: string): { pci: Set<string>; uuid?: string } {
