@@ -162,6 +162,18 @@ describe('device taints wanted', () => {
     expect(result.rules.map((r) => r.device)).toEqual(['gpu0-mig-1-0']);
   });
 
+  it("keep the node's rules while its pool is republished and the device is only in an older generation", () => {
+    const stale = slice('n1', { gpu0: { uuid: UUID_A } }, { generation: 1, name: 'old' });
+    const fresh = slice('n1', { gpu1: { uuid: UUID_B } }, { generation: 2, name: 'new' });
+    const failed = [node('n1', entry('n1', [{ key: UUID_A, resource_id: UUID_A }]))];
+    const midway = desiredDeviceTaints(failed, [stale, fresh], config(), OWNER);
+    expect(midway.rules).toEqual([]);
+    expect(midway.unmatched.map((u) => u.why)).toEqual(['no-device']);
+    expect([...midway.keep]).toEqual(['n1']);
+    // Gone from every generation: no longer kept, its rule may go.
+    expect([...desiredDeviceTaints(failed, [fresh], config(), OWNER).keep]).toEqual([]);
+  });
+
   it('read only the newest generation of a pool, and only slices of the node', () => {
     const stale = slice('n1', { old0: { uuid: UUID_A } }, { generation: 1, name: 'old' });
     const fresh = slice('n1', { new0: { uuid: UUID_A } }, { generation: 2, name: 'new' });

@@ -116,6 +116,13 @@ export function desiredDeviceTaints(
           : { why: 'ambiguous' };
       if ('why' in found) {
         unmatched.push({ node: node.name, deviceKey: device.key, why: found.why });
+        // Only in an older generation of its pool: the driver is republishing the pool slice by
+        // slice, so the device's rule (if any) stays until the new generation names it.
+        if (
+          found.why === 'no-device' &&
+          !('why' in matchDevice(device, olderOnNode(slices, current, node.name)))
+        )
+          keep.add(node.name);
         continue;
       }
       rules.push({
@@ -149,6 +156,16 @@ function currentSlices(slices: readonly ResourceSliceView[]): ResourceSliceView[
     newest.set(pool, Math.max(newest.get(pool) ?? 0, slice.generation));
   }
   return slices.filter((slice) => newest.get(`${slice.driver}/${slice.pool}`) === slice.generation);
+}
+
+/** The node's slices of generations older than their pool's newest. */
+function olderOnNode(
+  slices: readonly ResourceSliceView[],
+  current: readonly ResourceSliceView[],
+  node: string,
+): ResourceSliceView[] {
+  const newest = new Set(current);
+  return slices.filter((slice) => slice.nodeName === node && !newest.has(slice));
 }
 
 type Match = { slice: ResourceSliceView; device: SliceDevice } | { why: UnmatchedWhy };
