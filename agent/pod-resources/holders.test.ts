@@ -31,6 +31,10 @@ describe('resourceIdOf', () => {
     // The NVIDIA device plugin under --device-id-strategy=index: an index, not our uuid.
     ['nvidia.com/gpu', '0', 'unknown-id'],
     ['nvidia.com/gpu', '1::2', 'unknown-id'],
+    // Resources the drain counts as accelerators (ACCELERATOR_RESOURCE_PREFIXES) that we cannot map.
+    ['nvidia.com/gpu-a100', 'GPU-8e1c', 'unknown-resource'],
+    ['nvidia.com/gpu.shared-a100', 'GPU-8e1c::1', 'unknown-resource'],
+    ['huawei.com/npu-core', 'npu-3', 'unknown-resource'],
   ])('does not map %s %s (%s)', (resource, id, why) => {
     expect(resourceIdOf(resource, id)).toEqual({ unmapped: why });
   });
@@ -38,6 +42,8 @@ describe('resourceIdOf', () => {
   it('ignores resources that are not accelerators', () => {
     expect(resourceIdOf('cpu', '3')).toBeNull();
     expect(resourceIdOf('rdma/hca', 'mlx5_0')).toBeNull();
+    expect(resourceIdOf('example.com/fpga', '0')).toBeNull();
+    expect(resourceIdOf('amd.com/gpu', '0')).toBeNull();
   });
 });
 
@@ -75,7 +81,7 @@ describe('holdersFrom', () => {
           pods: [{ namespace: 'team-b', name: 'infer-0', container: 'sidecar' }],
         },
       ],
-      unmapped: { 'logical-id': 0, mig: 0, dra: 0, 'unknown-id': 0 },
+      unmapped: { 'logical-id': 0, mig: 0, dra: 0, 'unknown-id': 0, 'unknown-resource': 0 },
     });
     // What it gives is what the contract takes.
     if ('refused' in reading) throw new Error(reading.error);
@@ -107,6 +113,11 @@ describe('holdersFrom', () => {
       'a logical npu',
       container('main', [{ resource_name: 'huawei.com/npu', device_ids: ['npu-0'] }]),
       'logical-id',
+    ],
+    [
+      'a renamed GPU resource',
+      container('main', [{ resource_name: 'nvidia.com/gpu-a100', device_ids: ['GPU-8e1c'] }]),
+      'unknown-resource',
     ],
   ] as const)(
     'gives no holders at all when one pod holds %s (the list would be incomplete)',

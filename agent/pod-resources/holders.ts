@@ -10,8 +10,11 @@
  *   `--device-id-strategy=index`) is not mapped.
  * - Not mapped, and counted: `huawei.com/npu` (ids that may be logical), MIG slices (MIG uuids,
  *   not the GPU's), Dynamic Resource Allocation claims (driver/pool/device names, which the
- *   snapshot does not carry) and ids of a shape we do not know.
- * - Other resources (CPUs, NICs, anything else) are not accelerators and are ignored.
+ *   snapshot does not carry), ids of a shape we do not know, and any other resource the
+ *   controller counts as an accelerator (ACCELERATOR_RESOURCE_PREFIXES, shared with it: a
+ *   renamed `nvidia.com/gpu-a100`, another `huawei.com/Ascend…` or `nvidia.com/gpu…` name).
+ * - Other resources (CPUs, NICs, anything else) are not accelerators and are ignored: the
+ *   drain never evicts a pod for a device fault unless it asks for an accelerator resource.
  *
  * One unmapped allocation makes the whole answer `incomplete`: a list sent without that pod
  * would say the device it holds is held by nobody (CONTRACT §1.9: a present list is complete),
@@ -28,6 +31,8 @@ import { z } from 'zod';
 import {
   SNAPSHOT_LIMITS,
   deviceHolderPodSchema,
+  isAcceleratorResource,
+  isAscendDeviceId,
   physicalDeviceId,
   type DeviceHolderPod,
   type DeviceHolderReading,
@@ -37,7 +42,7 @@ import {
 export const MAX_HOLDERS_BYTES = 64 * 1024;
 
 /** Why an accelerator allocation names no resource id of ours. */
-export const UNMAPPED_KINDS = ['logical-id', 'mig', 'dra', 'unknown-id'] as const;
+export const UNMAPPED_KINDS = ['logical-id', 'mig', 'dra', 'unknown-id', 'unknown-resource'] as const;
 export type UnmappedKind = (typeof UNMAPPED_KINDS)[number];
 
 /** The holders of a node's devices, as one answer gives them. */
@@ -81,7 +86,7 @@ export function resourceIdOf(
 ): string | { unmapped: UnmappedKind } | null {
   if (resourceName.startsWith('huawei.com/Ascend')) {
     const id = physicalDeviceId(deviceId);
-    return /^Ascend[0-9A-Za-z]*-\d+$/.test(id) ? id : { unmapped: 'unknown-id' };
+    return isAscendDeviceId(id) ? id : { unmapped: 'unknown-id' };
   }
   if (resourceName === 'huawei.com/npu') return { unmapped: 'logical-id' };
   if (resourceName.startsWith('nvidia.com/mig-')) return { unmapped: 'mig' };
@@ -89,7 +94,9 @@ export function resourceIdOf(
     const id = deviceId.split('::')[0] ?? '';
     return GPU_UUID.test(id) ? id : { unmapped: 'unknown-id' };
   }
-  return null;
+  // A resource the drain counts as an accelerator but we cannot map: its pod may be evicted
+  // for a device fault, so leaving it out would publish its device as held by nobody.
+  return isAcceleratorResource(resourceName) ? { unmapped: 'unknown-resource' } : null;
 }
 
 /** The holders in `response` (a decoded ListPodResourcesResponse), or why it is refused (one line). */
@@ -102,7 +109,13 @@ export function holdersFrom(response: unknown): HoldersReading | RefusedReading 
       .join('');
     return { refused: 'invalid', error: `ListPodResourcesResponse${path}: ${issue?.message ?? 'invalid'}` };
   }
-  const unmapped: Record<UnmappedKind, number> = { 'logical-id': 0, mig: 0, dra: 0, 'unknown-id': 0 };
+  const unmapped: Record<UnmappedKind, number> = {
+    'logical-id': 0,
+    mig: 0,
+    dra: 0,
+    'unknown-id': 0,
+    'unknown-resource': 0,
+  };
   const byDevice = new Map<string, Map<string, DeviceHolderPod>>();
   const place = (holder: DeviceHolderPod, id: ReturnType<typeof resourceIdOf>): void => {
     if (id === null) return;

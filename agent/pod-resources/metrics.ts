@@ -32,7 +32,7 @@ export function readerMetrics(registry: Registry) {
       (name) =>
         new Gauge({
           name,
-          help: 'Accelerator allocations of the last read that name no device of ours, by why (logical-id, mig, dra, unknown-id); any makes the read incomplete and the holders unknown',
+          help: 'Accelerator allocations of the last read that name no device of ours, by why (logical-id, mig, dra, unknown-id, unknown-resource); any makes the read incomplete and the holders unknown',
           labelNames: ['why'],
           registers,
         }),

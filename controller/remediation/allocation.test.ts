@@ -51,6 +51,7 @@ describe('requestsAccelerator', () => {
     [['huawei.com/npu'], true],
     [['nvidia.com/gpu'], true],
     [['nvidia.com/mig-1g.10gb'], true],
+    [['nvidia.com/gpu-a100'], true],
     [['example.com/fpga', 'hugepages.example/x'], false],
     [[], false],
   ])('%j: %s', (deviceResources, expected) => {

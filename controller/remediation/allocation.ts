@@ -35,34 +35,37 @@
  * device), and never widens the drain to pods that hold no accelerator. What remains: a
  * tenant can still annotate another device to dodge the eviction of its own pod (it then
  * keeps running on a failed card, its own loss); a pod reaching a device without asking for
- * one (privileged, a hostPath /dev/davinciN) is not seen. The authoritative source is the
- * kubelet's PodResources API on the node: when the agent reports it (CONTRACT §1.9), the
- * holders it names decide instead (`holdersVerdict`) and the annotations are read only for
- * failed devices whose holders are not known.
+ * one (privileged, a hostPath /dev/davinciN) is not seen. The kubelet's PodResources API on
+ * the node says which devices the kubelet allocated: when the agent reports it (CONTRACT
+ * §1.9), the holders it names decide instead (`holdersVerdict`), and the annotations are read
+ * for failed devices whose holders are not known, and for Ascend devices besides the holders.
+ *
+ * **Ascend with Volcano.** The kubelet's allocation is not always what a pod mounts: with
+ * Volcano (`UseVolcanoType`, the common MindCluster deployment) the Ascend device plugin
+ * ignores the ids the kubelet allocated and mounts the devices Volcano chose
+ * (ascend-device-plugin/pkg/server/plugin.go `Allocate` → `useVolcano`), writing those in
+ * `huawei.com/AscendReal` and the kubelet's picks in `huawei.com/kltDev`. PodResources reports
+ * the kubelet's picks, so for an Ascend device the holders may name the wrong pod. The drain
+ * therefore evicts, for a failed Ascend device, the union of the pods the holders name and the
+ * accelerator-requesting pods whose annotation names it (never a pod asking for no
+ * accelerator). Cost: a pod whose kubelet pick was the failed device but which mounts another
+ * is evicted too. NVIDIA's device plugin mounts what the kubelet allocated: for a GPU the
+ * holders alone decide.
  */
-import { physicalDeviceId, type PublishedNode } from '../../contracts/index.js';
-import { DRA_CLAIM_RESOURCE, podKey, type PodSummary } from './pod-client.js';
+import {
+  isAcceleratorResource,
+  isAscendDeviceId,
+  physicalDeviceId,
+  type PublishedNode,
+} from '../../contracts/index.js';
+import { podKey, type PodSummary } from './pod-client.js';
 
 /**
- * Extended resources through which a device plugin hands out accelerators (prefixes of the
- * resource name): Ascend's `huawei.com/Ascend910`, `huawei.com/Ascend910-2c` (vNPU),
- * `huawei.com/Ascend310P`, the generic `huawei.com/npu`; NVIDIA's `nvidia.com/gpu` and MIG
- * slices `nvidia.com/mig-1g.10gb`; and a pod with Dynamic Resource Allocation claims
- * (`resource.k8s.io/claims`, pod-client.ts), which may hold any device.
+ * Whether `pod` asks for any accelerator extended resource (its spec, not its annotations):
+ * one of ACCELERATOR_RESOURCE_PREFIXES (contracts/device-ids.ts, shared with the agent).
  */
-export const ACCELERATOR_RESOURCE_PREFIXES = [
-  'huawei.com/Ascend',
-  'huawei.com/npu',
-  'nvidia.com/gpu',
-  'nvidia.com/mig-',
-  DRA_CLAIM_RESOURCE,
-] as const;
-
-/** Whether `pod` asks for any accelerator extended resource (its spec, not its annotations). */
 export function requestsAccelerator(pod: PodSummary): boolean {
-  return pod.deviceResources.some((resource) =>
-    ACCELERATOR_RESOURCE_PREFIXES.some((prefix) => resource.startsWith(prefix)),
-  );
+  return pod.deviceResources.some(isAcceleratorResource);
 }
 
 /**
@@ -133,7 +136,9 @@ export function knownHolders(
  * says who holds some of them (pure). The spec still decides whether (a pod asking for no
  * accelerator is never evicted, whatever an agent says); the holders say which: a pod they
  * name for a failed device is a holder, one they do not name is not, and only failed devices
- * they say nothing about are looked up in the annotations (`deviceVerdict`).
+ * they say nothing about are looked up in the annotations (`deviceVerdict`). A failed Ascend
+ * device is the exception: Volcano may have mounted another device than the kubelet's pick
+ * (file comment), so a pod whose annotation names it is a holder too, named or not.
  */
 export function holdersVerdict(
   pod: PodSummary,
@@ -143,11 +148,13 @@ export function holdersVerdict(
 ): DeviceVerdict {
   if (!requestsAccelerator(pod)) return 'no-accelerator';
   const key = podKey(pod);
+  const annotated = new Set(allocatedDevices(pod, annotationKeys));
   const unknown: string[] = [];
   for (const id of resourceIds) {
     const pods = holders.get(id);
     if (pods === undefined) unknown.push(id);
     else if (pods.includes(key)) return 'holder';
+    else if (isAscendDeviceId(id) && annotated.has(physicalDevice(id))) return 'holder';
   }
   return unknown.length === 0 ? 'other-devices' : deviceVerdict(pod, unknown, annotationKeys);
 }

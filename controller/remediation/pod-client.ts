@@ -7,6 +7,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { K8sApiError, isNotFound } from '../../platform/index.js';
 import { LIST_PAGE_SIZE, requestOptions } from '../../platform/k8s/index.js';
+import { DRA_CLAIM_RESOURCE } from '../../contracts/index.js';
 
 /** The annotation the kubelet puts on the API copy of a static pod. */
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -61,9 +62,6 @@ export interface PodClient {
   delete(namespace: string, name: string, uid: string, signal: AbortSignal): Promise<'deleted' | 'gone'>;
 }
 
-/** What stands in a PodSummary's deviceResources for a pod with DRA resource claims. */
-export const DRA_CLAIM_RESOURCE = 'resource.k8s.io/claims';
-
 /** `namespace/name`, the way pods are named in reports. */
 export function podKey(pod: { readonly namespace: string; readonly name: string }): string {
   return `${pod.namespace}/${pod.name}`;
@@ -82,7 +80,8 @@ export function summarisePod(pod: k8s.V1Pod): PodSummary {
       if (name.includes('/')) resources.add(name);
   }
   // Devices through Dynamic Resource Allocation: which claim holds which device is not read
-  // here, so such a pod counts as one that may hold any (allocation.ts).
+  // here, so such a pod counts as one that may hold any (allocation.ts); DRA_CLAIM_RESOURCE
+  // stands for its claims among the device resources.
   if ((spec?.resourceClaims ?? []).length > 0) resources.add(DRA_CLAIM_RESOURCE);
   return {
     namespace: metadata.namespace ?? '',

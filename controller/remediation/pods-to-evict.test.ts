@@ -111,18 +111,53 @@ describe('podsToEvict', () => {
         holders: new Map(Object.entries(entries)),
       });
 
-      it('evicts exactly the named holders, whatever the annotations say', () => {
-        // `other` annotates another device and `silent` none: the kubelet's word decides.
-        const selection = podsToEvict(
-          [holder, other, silent, web],
-          holders({ 'Ascend910-1': ['default/other', 'default/silent'] }),
-        );
-        expect(selection.evict).toEqual([other, silent]);
+      it('for a GPU, evicts exactly the named holders, whatever the annotations say', () => {
+        // NVIDIA's device plugin mounts what the kubelet allocated: the kubelet's word decides.
+        const uuid = 'GPU-8f6e1c2a-1111-2222-3333-444455556666';
+        const gpu = (name: string, annotated?: string) =>
+          fakePod({
+            name,
+            deviceResources: ['nvidia.com/gpu'],
+            annotations: annotated === undefined ? {} : { 'huawei.com/Ascend910': annotated },
+          });
+        const [claims, named, silentGpu] = [gpu('claims', uuid), gpu('named', 'GPU-0'), gpu('silent-gpu')];
+        const selection = podsToEvict([claims, named, silentGpu, web], {
+          kind: 'devices',
+          devices: [uuid],
+          annotationKeys: KEYS,
+          holders: new Map([[uuid, ['default/named']]]),
+        });
+        expect(selection.evict).toEqual([named]);
         expect(selection.unknownAllocation).toEqual([]);
         expect(selection.skipped.map((s) => [s.pod, s.why])).toEqual([
-          ['default/holder', 'other-devices'],
+          ['default/claims', 'other-devices'],
+          ['default/silent-gpu', 'other-devices'],
           ['default/web', 'no-accelerator'],
         ]);
+      });
+
+      it('for an Ascend device, evicts the named holders and the pods whose annotation names it (Volcano may mount another device than the kubelet picked)', () => {
+        // `other` annotates another device and `silent` none; the kubelet named both. `holder`
+        // mounts Ascend910-1 (its annotation) though the kubelet's pick for it was another.
+        const vnpu = chip('vnpu', 'Ascend910-2c-100-1');
+        const claims = fakePod({ name: 'claims', annotations: { 'huawei.com/Ascend910': 'Ascend910-1' } });
+        const selection = podsToEvict(
+          [holder, other, silent, vnpu, claims, web],
+          holders({ 'Ascend910-1': ['default/other', 'default/silent'] }),
+        );
+        expect(selection.evict).toEqual([holder, other, silent, vnpu]);
+        expect(selection.unknownAllocation).toEqual([]);
+        expect(selection.skipped.map((s) => [s.pod, s.why])).toEqual([
+          ['default/claims', 'no-accelerator'],
+          ['default/web', 'no-accelerator'],
+        ]);
+      });
+
+      it('for an Ascend device, leaves a pod the holders do not name whose annotation names only other devices or none', () => {
+        const selection = podsToEvict([other, silent], holders({ 'Ascend910-1': ['default/holder'] }));
+        expect(selection.evict).toEqual([]);
+        expect(selection.unknownAllocation).toEqual([]);
+        expect(selection.skipped.map((s) => s.why)).toEqual(['other-devices', 'other-devices']);
       });
 
       it('never evicts a named pod that asks for no accelerator (an agent names which, the spec says whether)', () => {
@@ -131,16 +166,26 @@ describe('podsToEvict', () => {
         expect(selection.skipped).toEqual([{ pod: 'default/web', why: 'no-accelerator' }]);
       });
 
-      it('evicts nobody for a failed device known to be held by nobody', () => {
-        const selection = podsToEvict([holder, silent], holders({ 'Ascend910-1': [] }));
-        expect(selection.evict).toEqual([]);
+      it('evicts, for a failed device known to be held by nobody, only the Ascend pods whose annotation names it', () => {
+        expect(podsToEvict([other, silent], holders({ 'Ascend910-1': [] })).evict).toEqual([]);
+        expect(podsToEvict([holder, other, silent], holders({ 'Ascend910-1': [] })).evict).toEqual([holder]);
+        const uuid = 'GPU-8f6e1c2a-1111-2222-3333-444455556666';
+        const gpu = fakePod({ name: 'gpu', deviceResources: ['nvidia.com/gpu'] });
+        const none = {
+          kind: 'devices',
+          devices: [uuid],
+          annotationKeys: KEYS,
+          holders: new Map([[uuid, []]]),
+        } as const;
+        expect(podsToEvict([gpu], none).evict).toEqual([]);
       });
 
       it('falls back to the annotations for the failed devices whose holders are not known', () => {
         const both = { ...holders({ 'Ascend910-1': [] }), devices: ['Ascend910-1', 'Ascend910-0'] };
         const selection = podsToEvict([holder, other, silent], both);
-        // Ascend910-0 is not known: `other` names it, `silent` may hold it; `holder` names only 1.
-        expect(selection.evict).toEqual([other, silent]);
+        // Ascend910-0 is not known: `other` names it, `silent` may hold it; `holder` names
+        // Ascend910-1, which the kubelet gave nobody but Volcano may have mounted into it.
+        expect(selection.evict).toEqual([holder, other, silent]);
         expect(selection.unknownAllocation).toEqual(['default/silent']);
       });
     });

@@ -7,11 +7,13 @@
  * (kubectl's `--force`): the node is failing, nothing on it is worth keeping.
  *
  * Per device, only pods that ask for an accelerator are candidates, and of those the ones the
- * kubelet's PodResources names as holding a failed device (through the agent, CONTRACT §1.9);
- * for failed devices whose holders are not known, the ones whose allocation annotation names
- * a failed device, or names none of that kind (allocation.ts: the spec decides whether a pod
- * may hold a device, the holders or the tenant-writable annotation only which). A pod with no
- * readable annotation is evicted itself; it never turns the drain into a whole-node one.
+ * kubelet's PodResources names as holding a failed device (through the agent, CONTRACT §1.9),
+ * plus, for a failed Ascend device, the ones whose allocation annotation names it (Volcano may
+ * mount another device than the kubelet's pick: allocation.ts); for failed devices whose
+ * holders are not known, the ones whose allocation annotation names a failed device, or names
+ * none of that kind (allocation.ts: the spec decides whether a pod may hold a device, the
+ * holders or the tenant-writable annotation only which). A pod with no readable annotation is
+ * evicted itself; it never turns the drain into a whole-node one.
  */
 import { holdersVerdict } from './allocation.js';
 import { podKey, type PodSummary } from './pod-client.js';
