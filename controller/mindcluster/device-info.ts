@@ -13,7 +13,16 @@
  * (pkg/common/constants.go); `ManuallySeparateNPU` is a data key of its own beside
  * DeviceInfoCfg (constants.go DeviceInfoCMManuallySeparateNPUKey).
  */
-import { FAULT_CODE_PATTERN, NODE_NAME_PATTERN, SNAPSHOT_LIMITS } from '../../contracts/index.js';
+import { FAULT_CODE_PATTERN, SNAPSHOT_LIMITS } from '../../contracts/index.js';
+import {
+  Refusal,
+  isObject,
+  jsonObjectOf,
+  readOrRefuse,
+  shape,
+  type ReadResult,
+  type RefusalReason,
+} from './configmap-json.js';
 import { deviceInfoCheckCode } from './go-json.js';
 
 /** The data key holding DeviceInfoCfg (mind-cluster component/ascend-common/api/consts.go). */
@@ -61,10 +70,9 @@ export interface MindClusterView {
   updateTime: number;
 }
 
-/** Why a ConfigMap was refused: the metric's `reason` label. */
-export type RefusalReason = 'integrity' | 'json' | 'shape' | 'oversize';
+export type { RefusalReason };
 
-export type ParseResult = { view: MindClusterView } | { refused: RefusalReason; message: string };
+export type ParseResult = ReadResult<'view', MindClusterView>;
 
 /**
  * Fault levels, mildest first (mind-cluster pkg/common/fault_code.go). Unknown levels rank as
@@ -95,43 +103,16 @@ const MAX_FAULTS = 4 * SNAPSHOT_LIMITS.devices;
 /** A device name: its resource and its index (`Ascend910-4`). */
 const DEVICE_NAME = /^(Ascend910|Ascend310P)-(\d{1,4})$/;
 
-class Refusal extends Error {
-  constructor(
-    readonly reason: RefusalReason,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-const shape = (field: string, why: string): Refusal => new Refusal('shape', `${field}: ${why}`);
-
 /** Reads one ConfigMap's data for `node`. */
 export function parseDeviceInfo(
   node: string,
   data: Readonly<Record<string, string>> | undefined,
 ): ParseResult {
-  try {
-    return { view: read(node, data ?? {}) };
-  } catch (error) {
-    if (error instanceof Refusal) return { refused: error.reason, message: error.message };
-    throw error;
-  }
+  return readOrRefuse('view', () => read(node, data ?? {}));
 }
 
 function read(node: string, data: Readonly<Record<string, string>>): MindClusterView {
-  if (node.length > SNAPSHOT_LIMITS.node || !NODE_NAME_PATTERN.test(node))
-    throw shape('metadata.name', `"${node.slice(0, 64)}" after ${DEVICE_INFO_PREFIX} is not a node name`);
-  const text = data[DEVICE_INFO_KEY];
-  if (text === undefined) throw shape(DEVICE_INFO_KEY, 'missing');
-  if (Buffer.byteLength(text, 'utf8') > MAX_DEVICE_INFO_BYTES)
-    throw new Refusal('oversize', `${DEVICE_INFO_KEY}: more than ${MAX_DEVICE_INFO_BYTES} bytes`);
-  let cfg: unknown;
-  try {
-    cfg = JSON.parse(text);
-  } catch (error) {
-    throw new Refusal('json', `${DEVICE_INFO_KEY}: not JSON (${(error as Error).message})`);
-  }
-  if (!isObject(cfg)) throw shape(DEVICE_INFO_KEY, 'must be a JSON object');
+  const cfg = jsonObjectOf(node, DEVICE_INFO_PREFIX, data, DEVICE_INFO_KEY, MAX_DEVICE_INFO_BYTES);
   const info = cfg.DeviceInfo;
   if (!isObject(info)) throw shape(`${DEVICE_INFO_KEY}.DeviceInfo`, 'must be an object');
   const list = info.DeviceList;
@@ -253,8 +234,4 @@ function stringField(entry: Record<string, unknown>, key: string, at: string): s
   const value = entry[key];
   if (typeof value !== 'string') throw shape(`${at}.${key}`, 'must be a string');
   return value;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

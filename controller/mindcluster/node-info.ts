@@ -12,10 +12,10 @@
  * while it does not), and deletes it once the node is healthy with no fault
  * (pkg/reporter/cmreporter/configmap_reporter.go): an absent ConfigMap is a healthy node.
  */
-import { NODE_NAME_PATTERN, PRINTABLE_TEXT_PATTERN, SNAPSHOT_LIMITS } from '../../contracts/index.js';
+import { PRINTABLE_TEXT_PATTERN, SNAPSHOT_LIMITS } from '../../contracts/index.js';
 import type { NodeProblemReading } from '../../contracts/index.js';
 import { nodeInfoCheckCode, type GoFaultDev } from './go-json.js';
-import type { RefusalReason } from './device-info.js';
+import { Refusal, isObject, jsonObjectOf, readOrRefuse, shape, type ReadResult } from './configmap-json.js';
 
 /** The data key holding NodeInfoCM (mind-cluster api.NodeInfoCMDataKey). */
 export const NODE_INFO_KEY = 'NodeInfo';
@@ -47,7 +47,7 @@ export interface NodeInfoView {
   devices: NodeFaultDevice[];
 }
 
-export type NodeInfoResult = { view: NodeInfoView } | { refused: RefusalReason; message: string };
+export type NodeInfoResult = ReadResult<'view', NodeInfoView>;
 
 /**
  * Fault levels and node statuses by rank: 0 nothing to do, 1 keep new jobs away, 2 separate
@@ -66,16 +66,6 @@ const RANK: Readonly<Record<string, number>> = {
 };
 const rankOf = (word: string): number => RANK[word] ?? 1;
 
-class Refusal extends Error {
-  constructor(
-    readonly reason: RefusalReason,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-const shape = (field: string, why: string): Refusal => new Refusal('shape', `${field}: ${why}`);
-
 /** A fault code as NodeD writes it (`00000011`): hex digits, at most 16. */
 const CODE = /^[0-9A-Fa-f]{1,16}$/;
 
@@ -84,28 +74,11 @@ export function parseNodeInfo(
   node: string,
   data: Readonly<Record<string, string>> | undefined,
 ): NodeInfoResult {
-  try {
-    return { view: read(node, data ?? {}) };
-  } catch (error) {
-    if (error instanceof Refusal) return { refused: error.reason, message: error.message };
-    throw error;
-  }
+  return readOrRefuse('view', () => read(node, data ?? {}));
 }
 
 function read(node: string, data: Readonly<Record<string, string>>): NodeInfoView {
-  if (node.length > SNAPSHOT_LIMITS.node || !NODE_NAME_PATTERN.test(node))
-    throw shape('metadata.name', `"${node.slice(0, 64)}" after ${NODE_INFO_PREFIX} is not a node name`);
-  const text = data[NODE_INFO_KEY];
-  if (text === undefined) throw shape(NODE_INFO_KEY, 'missing');
-  if (Buffer.byteLength(text, 'utf8') > MAX_NODE_INFO_BYTES)
-    throw new Refusal('oversize', `${NODE_INFO_KEY}: more than ${MAX_NODE_INFO_BYTES} bytes`);
-  let cm: unknown;
-  try {
-    cm = JSON.parse(text);
-  } catch (error) {
-    throw new Refusal('json', `${NODE_INFO_KEY}: not JSON (${(error as Error).message})`);
-  }
-  if (!isObject(cm)) throw shape(NODE_INFO_KEY, 'must be a JSON object');
+  const cm = jsonObjectOf(node, NODE_INFO_PREFIX, data, NODE_INFO_KEY, MAX_NODE_INFO_BYTES);
   const info = cm.NodeInfo;
   if (!isObject(info)) throw shape(`${NODE_INFO_KEY}.NodeInfo`, 'must be an object');
   const status = optionalString(info, 'NodeStatus', `${NODE_INFO_KEY}.NodeInfo`);
@@ -194,8 +167,4 @@ export function nodeProblemOf(view: NodeInfoView): NodeProblemReading | undefine
     reason: rank >= 2 ? 'host-hardware-fault' : 'host-hardware-warning',
     message: Array.from(message).slice(0, SNAPSHOT_LIMITS.problemMessage).join(''),
   };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
