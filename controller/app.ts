@@ -285,6 +285,7 @@ export function createController(deps: ControllerDeps): Controller {
   const remediationDeviceTaints = createKubeDeviceTaintClient(
     kubeConfig.makeApiClient(k8s.CustomObjectsApi),
     config.namespace,
+    { rbac: kubeConfig.makeApiClient(k8s.RbacAuthorizationV1Api), clusterRole: config.deviceTaintsGrant },
   );
 
   const metrics = createControllerMetrics(registry, {

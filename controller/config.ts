@@ -35,6 +35,14 @@ export const controllerConfigSchema = z.strictObject({
     .regex(DNS_LABEL, 'must be a DNS label (a namespace name)')
     .default(STATUS_NAMESPACE)
     .describe('namespace of the status and rules ConfigMaps'),
+  deviceTaintsGrant: z
+    .string()
+    .max(253)
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a ClusterRole name')
+    .default('npu-fault-controller-device-taints')
+    .describe(
+      'the ClusterRole granting device taints (k8s/controller/device-taints): the DeviceTaintRules written are its dependents, deleted with it',
+    ),
   listen: listenAddressSchema.prefault(':8080').describe('observations endpoint (POST /v1/observations)'),
   maxConnections: z
     .number()

@@ -2,7 +2,8 @@
  * RBAC objects of the shipped manifests under k8s/, rewritten for another namespace:
  * `ai-infra` becomes `namespace`, and the cluster-scoped objects (ClusterRole,
  * ClusterRoleBinding) get the namespace appended to their names so that several namespaces
- * (test files, demo runs) do not share them. Nothing else changes: a rule the code needs and
+ * (test files, demo runs) do not share them, and so do the `resourceNames` of a rule that name
+ * one of them (a ClusterRole reading itself). Nothing else changes: a rule the code needs and
  * the manifest lacks fails with a 403. Shared by test/setup/, the benchmarks and the pipeline
  * demo.
  */
@@ -20,6 +21,7 @@ export function manifestRbacObjects(files: readonly string[], namespace: string)
       const object = document.toJS() as k8s.KubernetesObject & {
         roleRef?: { kind: string; name: string };
         subjects?: { kind: string; name: string; namespace?: string }[];
+        rules?: { resources?: string[]; resourceNames?: string[] }[];
       };
       const clusterScoped = object.kind?.startsWith('Cluster') ?? false;
       const metadata = { ...object.metadata };
@@ -27,6 +29,9 @@ export function manifestRbacObjects(files: readonly string[], namespace: string)
       else metadata.namespace = namespace;
       object.metadata = metadata;
       if (object.roleRef?.kind === 'ClusterRole') object.roleRef.name = `${object.roleRef.name}-${namespace}`;
+      for (const rule of object.rules ?? [])
+        if (rule.resources?.includes('clusterroles') && rule.resourceNames)
+          rule.resourceNames = rule.resourceNames.map((name) => `${name}-${namespace}`);
       for (const subject of object.subjects ?? []) {
         if (subject.kind === 'ServiceAccount') subject.namespace = namespace;
       }

@@ -8,14 +8,21 @@
  * Proven here: a failed NPU gets a DeviceTaintRule selecting exactly its driver, pool and
  * device (latency from the fault and from its publication measured and printed), has it
  * replaced with NoExecute when drain mode asks for it, loses it on recovery, and with the
- * breaker open no rule is created.
+ * breaker open no rule is created. Each rule is a dependent of the granting ClusterRole:
+ * deleting the grant (an uninstall) has Kubernetes' garbage collector delete the rules.
  *
  * DeviceTaintRule is served from Kubernetes 1.36 (resource.k8s.io/v1beta2, DRADeviceTaints) and
  * at resource.k8s.io/v1 from 1.37; on an older plane the suite is skipped, saying so.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import { BREAKER_CONFIGMAP, BREAKER_KEY, decodeBreaker } from '../contracts/index.js';
+import {
+  BREAKER_CONFIGMAP,
+  BREAKER_KEY,
+  decodeBreaker,
+  encodeBreaker,
+  resetBreaker,
+} from '../contracts/index.js';
 import type { RemediationConfigInput } from '../controller/remediation/index.js';
 import { manifestRbacObjects } from '../stack/index.js';
 import { createTestNamespace, kwokAvailable, watchUntil, type TestNamespace } from './setup/cluster.js';
@@ -72,6 +79,8 @@ suite('device taints (DRA) on the real control plane', () => {
   const slices: string[] = [];
   const measured: Record<string, number> = {};
   const node = (i: number): string => nodes[i] ?? '';
+  /** The grant's ClusterRole, as manifestRbacObjects names it for this namespace. */
+  const grantName = (): string => `npu-fault-controller-device-taints-${ns.name}`;
 
   const settings = (input: RemediationConfigInput): Promise<void> =>
     applyRemediationSettings(core, ns.name, [replica], input);
@@ -157,7 +166,7 @@ suite('device taints (DRA) on the real control plane', () => {
       identity: 'replica-1',
       namespace: ns.name,
       access,
-      args: onlyTheseNodesArgs(ns.name),
+      args: [...onlyTheseNodesArgs(ns.name), `--device-taints-grant=${grantName()}`],
     });
     await replica.waitForLog((l) => l.msg === 'seeded', 60_000, 'seeded');
     await replica.waitForLog((l) => l.msg === 'started leading', 30_000, 'leading');
@@ -298,6 +307,45 @@ suite('device taints (DRA) on the real control plane', () => {
     expect((await core.readNode({ name: target })).spec?.unschedulable).not.toBe(true);
     fleet.faults.delete(`${target}/npu5`);
   });
+
+  it('goes with the grant: deleting the device-taints ClusterRole has the garbage collector delete the rules', async () => {
+    // The breaker test before left it open: a person resets it (what `remediation reset` writes).
+    const stored = await core.readNamespacedConfigMap({ name: BREAKER_CONFIGMAP, namespace: ns.name });
+    const open = decodeBreaker(stored.data?.[BREAKER_KEY]).value;
+    if (open?.state === 'open')
+      await core.replaceNamespacedConfigMap({
+        name: BREAKER_CONFIGMAP,
+        namespace: ns.name,
+        body: {
+          ...stored,
+          data: { [BREAKER_KEY]: encodeBreaker(resetBreaker(open, new Date().toISOString(), 'test')) },
+        },
+      });
+    await settings({ mode: 'cordon', breaker: { maxUnhealthyNodes: 5 }, deviceTaints: { enabled: true } });
+    const target = node(2);
+    await publishSlice(target);
+    fleet.faults.set(`${target}/npu2`, { link: 'down' });
+    const rule = await watchUntil<Rule>(ns.admin, RULES, (r) => r.spec?.deviceSelector?.pool === target, {
+      timeoutMs: 15_000,
+      what: `a DeviceTaintRule for ${target}`,
+    });
+    const rbac = ns.admin.makeApiClient(k8s.RbacAuthorizationV1Api);
+    const role = await rbac.readClusterRole({ name: grantName() });
+    expect(rule.metadata?.ownerReferences).toEqual([
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        name: grantName(),
+        uid: role.metadata?.uid,
+      },
+    ]);
+    // The uninstall (or the component removed): the controller loses the right to delete them.
+    const deletedAt = Date.now();
+    await rbac.deleteClusterRole({ name: grantName() });
+    await noRuleFor(target, 30_000);
+    measured.grantDeletedToRulesGoneMs = Date.now() - deletedAt;
+    fleet.faults.delete(`${target}/npu2`);
+  }, 45_000);
 });
 
 /** Waits until the apiserver's authorizer lets the controller create DeviceTaintRules. */

@@ -68,6 +68,7 @@ export {
   type DesiredRule,
   type DeviceTaintClient,
   type DeviceTaintNode,
+  type RuleOwner,
   type StoredRule,
 } from './device-taints/index.js';
 export {

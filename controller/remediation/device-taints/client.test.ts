@@ -111,24 +111,76 @@ describe('the DeviceTaintRule client', () => {
     ).resolves.toBeUndefined();
   });
 
+  it('makes the rule a dependent of the granting ClusterRole it reads, and reads none it may not', async () => {
+    const { api: stub, calls } = api(['v1']);
+    const read: string[] = [];
+    const rbac = (answer: () => Promise<unknown>) =>
+      ({
+        readClusterRole: (p: { name: string }) => {
+          read.push(p.name);
+          return answer();
+        },
+      }) as unknown as k8s.RbacAuthorizationV1Api;
+    const client = createKubeDeviceTaintClient(stub, 'ai-infra', {
+      rbac: rbac(() => Promise.resolve({ metadata: { name: 'grant-x', uid: 'u-1' } })),
+      clusterRole: 'grant-x',
+    });
+    const grant = await client.grantOwner(signal);
+    expect(read).toEqual(['grant-x']);
+    expect(grant).toEqual({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      name: 'grant-x',
+      uid: 'u-1',
+    });
+    await client.create(RULE, signal, grant);
+    const created = calls.at(-1)?.body as { metadata: { ownerReferences?: unknown[] } };
+    expect(created.metadata.ownerReferences).toEqual([grant]);
+    for (const status of [403, 404]) {
+      const denied = createKubeDeviceTaintClient(stub, 'ai-infra', {
+        rbac: rbac(() => Promise.reject(new K8sApiError(status, 'x'))),
+        clusterRole: 'grant-x',
+      });
+      await expect(denied.grantOwner(signal)).resolves.toBeUndefined();
+    }
+    await expect(createKubeDeviceTaintClient(stub, 'ai-infra').grantOwner(signal)).resolves.toBeUndefined();
+  });
+
   it('uses exactly the verbs k8s/controller/device-taints grants (no more is granted)', async () => {
     const { api: stub, calls } = api(['v1']);
-    const client = createKubeDeviceTaintClient(stub, 'ai-infra');
+    const roles: string[] = [];
+    const rbac = {
+      readClusterRole: (p: { name: string }) => {
+        roles.push(p.name);
+        return Promise.resolve({ metadata: { uid: 'u' } });
+      },
+    } as unknown as k8s.RbacAuthorizationV1Api;
+    const client = createKubeDeviceTaintClient(stub, 'ai-infra', {
+      rbac,
+      clusterRole: 'npu-fault-controller-device-taints',
+    });
     await client.listSlices(signal);
     await client.listOwnedRules(signal);
+    await client.grantOwner(signal);
     await client.create(RULE, signal);
     await client.replace(RULE, '1', signal);
     await client.delete(RULE.name, '2', signal);
     const used = new Set(calls.map((c) => `${c.plural} ${c.verb === 'replace' ? 'update' : c.verb}`));
+    for (const name of roles) used.add(`clusterroles get ${name}`);
     const granted = new Set<string>();
     for (const document of parseAllDocuments(
       readFileSync(new URL('../../../k8s/controller/device-taints/rbac.yaml', import.meta.url), 'utf8'),
     )) {
-      const role = document.toJS() as { kind: string; rules?: { resources: string[]; verbs: string[] }[] };
+      const role = document.toJS() as {
+        kind: string;
+        rules?: { resources: string[]; verbs: string[]; resourceNames?: string[] }[];
+      };
       if (role.kind !== 'ClusterRole') continue;
       for (const rule of role.rules ?? [])
-        for (const resource of rule.resources)
-          for (const verb of rule.verbs) granted.add(`${resource} ${verb}`);
+        for (const grant of rule.resources.flatMap((resource) =>
+          rule.verbs.map((verb) => `${resource} ${verb}`),
+        ))
+          for (const name of rule.resourceNames ?? ['']) granted.add(name ? `${grant} ${name}` : grant);
     }
     expect([...granted].sort()).toEqual([...used].sort());
   });

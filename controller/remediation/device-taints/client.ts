@@ -4,6 +4,11 @@
  * that serve it. DeviceTaintRule is resource.k8s.io/v1 from Kubernetes 1.37 and v1beta2 on
  * 1.36 (with the DRADeviceTaints gate and that version enabled): the first list finds which
  * one the apiserver serves and later calls use it. An in-memory fake is in fake-client.ts.
+ *
+ * Each rule written names the ClusterRole that grants this (k8s/controller/device-taints) as
+ * its owner, so Kubernetes' garbage collector deletes the rules when that grant goes: on
+ * uninstall, or when the feature is turned off by removing the component or the chart value,
+ * where the controller itself has lost the right to delete them.
  */
 import * as k8s from '@kubernetes/client-node';
 import { K8sApiError } from '../../../platform/index.js';
@@ -34,6 +39,16 @@ export interface StoredRule {
   readonly pool: string | undefined;
   readonly device: string | undefined;
   readonly taint: { key?: string; value?: string; effect?: string };
+  /** The uids of its ownerReferences. */
+  readonly ownerUids: readonly string[];
+}
+
+/** The object a rule is the dependent of (an ownerReference; cluster-scoped, as the rule is). */
+export interface RuleOwner {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly uid: string;
 }
 
 /** Reads slices and rules, writes rules. Failures throw K8sApiError when the API answered. */
@@ -44,15 +59,25 @@ export interface DeviceTaintClient {
   listSlices(signal: AbortSignal): Promise<unknown[]>;
   /** The rules carrying this controller's labels (managed-by, its namespace). */
   listOwnedRules(signal: AbortSignal): Promise<StoredRule[]>;
-  create(rule: DesiredRule, signal: AbortSignal): Promise<void>;
+  /**
+   * The owner new and replaced rules name: the granting ClusterRole as it is now; undefined
+   * when it cannot be read (not granted, or named otherwise). Failures throw.
+   */
+  grantOwner(signal: AbortSignal): Promise<RuleOwner | undefined>;
+  create(rule: DesiredRule, signal: AbortSignal, owner?: RuleOwner): Promise<void>;
   /** Replaces `rule` if it is still at `resourceVersion` (409 otherwise). */
-  replace(rule: DesiredRule, resourceVersion: string, signal: AbortSignal): Promise<void>;
+  replace(rule: DesiredRule, resourceVersion: string, signal: AbortSignal, owner?: RuleOwner): Promise<void>;
   /** Deletes `name` if it is still at `resourceVersion`; gone already is not an error. */
   delete(name: string, resourceVersion: string, signal: AbortSignal): Promise<void>;
 }
 
 /** The rule's object as sent to the API, owned by the controller of `owner` (its namespace). */
-export function ruleObject(rule: DesiredRule, apiVersion: string, owner: string): Record<string, unknown> {
+export function ruleObject(
+  rule: DesiredRule,
+  apiVersion: string,
+  owner: string,
+  grant?: RuleOwner,
+): Record<string, unknown> {
   return {
     apiVersion,
     kind: 'DeviceTaintRule',
@@ -60,6 +85,8 @@ export function ruleObject(rule: DesiredRule, apiVersion: string, owner: string)
       name: rule.name,
       labels: { [MANAGED_BY_LABEL]: MANAGED_BY, [OWNER_LABEL]: owner },
       annotations: { [NODE_ANNOTATION]: rule.node, [DEVICE_ANNOTATION]: rule.deviceKey },
+      // Not blockOwnerDeletion: the grant's removal must never wait on the rules.
+      ...(grant ? { ownerReferences: [{ ...grant }] } : {}),
     },
     spec: {
       deviceSelector: { driver: rule.driver, pool: rule.pool, device: rule.device },
@@ -69,15 +96,27 @@ export function ruleObject(rule: DesiredRule, apiVersion: string, owner: string)
 }
 
 interface RuleObject {
-  metadata?: { name?: string; resourceVersion?: string; annotations?: Record<string, string> };
+  metadata?: {
+    name?: string;
+    resourceVersion?: string;
+    annotations?: Record<string, string>;
+    ownerReferences?: { uid?: string }[];
+  };
   spec?: {
     deviceSelector?: { driver?: string; pool?: string; device?: string };
     taint?: { key?: string; value?: string; effect?: string };
   };
 }
 
-/** The client on client-node's CustomObjectsApi, for the controller of namespace `owner`. */
-export function createKubeDeviceTaintClient(api: k8s.CustomObjectsApi, owner: string): DeviceTaintClient {
+/**
+ * The client on client-node's CustomObjectsApi, for the controller of namespace `owner`; with
+ * `grant`, rules are made dependents of that ClusterRole (read through `grant.rbac`).
+ */
+export function createKubeDeviceTaintClient(
+  api: k8s.CustomObjectsApi,
+  owner: string,
+  grant?: { rbac: k8s.RbacAuthorizationV1Api; clusterRole: string },
+): DeviceTaintClient {
   let version: string | undefined;
   const call = async <T>(request: () => Promise<T>): Promise<T> => {
     try {
@@ -143,9 +182,25 @@ export function createKubeDeviceTaintClient(api: k8s.CustomObjectsApi, owner: st
         pool: item.spec?.deviceSelector?.pool,
         device: item.spec?.deviceSelector?.device,
         taint: item.spec?.taint ?? {},
+        ownerUids: (item.metadata?.ownerReferences ?? []).flatMap((ref) => (ref.uid ? [ref.uid] : [])),
       }));
     },
-    async create(rule, signal) {
+    async grantOwner(signal) {
+      if (grant === undefined) return undefined;
+      const name = grant.clusterRole;
+      try {
+        const role = await call(() => grant.rbac.readClusterRole({ name }, requestOptions({ signal })));
+        const uid = role.metadata?.uid;
+        return uid
+          ? { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name, uid }
+          : undefined;
+      } catch (error) {
+        if (error instanceof K8sApiError && (error.apiStatus === 403 || error.apiStatus === 404))
+          return undefined;
+        throw error;
+      }
+    },
+    async create(rule, signal, dependentOf) {
       const at = await served(signal);
       await call(() =>
         api.createClusterCustomObject(
@@ -153,15 +208,15 @@ export function createKubeDeviceTaintClient(api: k8s.CustomObjectsApi, owner: st
             group: GROUP,
             version: at,
             plural: 'devicetaintrules',
-            body: ruleObject(rule, `${GROUP}/${at}`, owner),
+            body: ruleObject(rule, `${GROUP}/${at}`, owner, dependentOf),
           },
           requestOptions({ signal }),
         ),
       );
     },
-    async replace(rule, resourceVersion, signal) {
+    async replace(rule, resourceVersion, signal, dependentOf) {
       const at = await served(signal);
-      const body = ruleObject(rule, `${GROUP}/${at}`, owner);
+      const body = ruleObject(rule, `${GROUP}/${at}`, owner, dependentOf);
       (body.metadata as Record<string, unknown>).resourceVersion = resourceVersion;
       await call(() =>
         api.replaceClusterCustomObject(

@@ -1,6 +1,6 @@
 /** An in-memory DeviceTaintClient with the API's resourceVersion checks (for unit tests). */
 import { K8sApiError } from '../../../platform/index.js';
-import type { DeviceTaintClient, StoredRule } from './client.js';
+import type { DeviceTaintClient, RuleOwner, StoredRule } from './client.js';
 import type { DesiredRule } from './desired.js';
 
 /**
@@ -17,6 +17,14 @@ export class FakeDeviceTaintClient implements DeviceTaintClient {
   failWith: Error | undefined;
   /** Set: slice lists alone fail with it. */
   failSlicesWith: Error | undefined;
+  /** The granting ClusterRole's answer (undefined: not readable). */
+  grant: RuleOwner | undefined = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    name: 'grant',
+    uid: 'grant-uid-1',
+  };
+  grantReads = 0;
   #version = 1;
 
   constructor(readonly owner = 'ai-infra') {}
@@ -34,20 +42,31 @@ export class FakeDeviceTaintClient implements DeviceTaintClient {
     return Promise.resolve([...this.rules.values()].map((rule) => structuredClone(rule)));
   }
 
-  create(rule: DesiredRule): Promise<void> {
+  grantOwner(): Promise<RuleOwner | undefined> {
+    this.grantReads++;
+    if (this.failWith) return Promise.reject(this.failWith);
+    return Promise.resolve(this.grant);
+  }
+
+  create(rule: DesiredRule, _signal?: AbortSignal, owner?: RuleOwner): Promise<void> {
     if (this.failWith) return Promise.reject(this.failWith);
     if (this.rules.has(rule.name)) return Promise.reject(new K8sApiError(409, 'AlreadyExists'));
-    this.rules.set(rule.name, this.#stored(rule));
+    this.rules.set(rule.name, this.#stored(rule, owner));
     this.writes.push({ verb: 'create', name: rule.name });
     return Promise.resolve();
   }
 
-  replace(rule: DesiredRule, resourceVersion: string): Promise<void> {
+  replace(
+    rule: DesiredRule,
+    resourceVersion: string,
+    _signal?: AbortSignal,
+    owner?: RuleOwner,
+  ): Promise<void> {
     if (this.failWith) return Promise.reject(this.failWith);
     const found = this.rules.get(rule.name);
     if (!found) return Promise.reject(new K8sApiError(404, 'NotFound'));
     if (found.resourceVersion !== resourceVersion) return Promise.reject(new K8sApiError(409, 'Conflict'));
-    this.rules.set(rule.name, this.#stored(rule));
+    this.rules.set(rule.name, this.#stored(rule, owner));
     this.writes.push({ verb: 'replace', name: rule.name });
     return Promise.resolve();
   }
@@ -62,7 +81,7 @@ export class FakeDeviceTaintClient implements DeviceTaintClient {
     return Promise.resolve();
   }
 
-  #stored(rule: DesiredRule): StoredRule {
+  #stored(rule: DesiredRule, owner: RuleOwner | undefined): StoredRule {
     return {
       name: rule.name,
       resourceVersion: String(this.#version++),
@@ -71,6 +90,7 @@ export class FakeDeviceTaintClient implements DeviceTaintClient {
       pool: rule.pool,
       device: rule.device,
       taint: { ...rule.taint },
+      ownerUids: owner ? [owner.uid] : [],
     };
   }
 }

@@ -33,6 +33,7 @@ export {
   createKubeDeviceTaintClient,
   ruleObject,
   type DeviceTaintClient,
+  type RuleOwner,
   type StoredRule,
 } from './client.js';
 export {

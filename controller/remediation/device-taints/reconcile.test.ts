@@ -274,4 +274,31 @@ describe('device taint settings', () => {
       parseRemediationConfig({ mode: 'drain', deviceTaints: { effect: 'NoExecute' } }).deviceTaints.effect,
     ).toBe('NoExecute');
   });
+
+  it('makes every rule a dependent of the granting ClusterRole, and re-owns a rule of an older version or of a grant recreated', async () => {
+    const h = harness();
+    await h.run();
+    expect(h.client.rules.get(RULE)?.ownerUids).toEqual(['grant-uid-1']);
+    const writes = h.client.writes.length;
+    await h.run(); // nothing changed: no write
+    expect(h.client.writes).toHaveLength(writes);
+    // The grant recreated (a new uid): the rule is replaced to name it.
+    h.client.grant = { ...(h.client.grant ?? { apiVersion: '', kind: '', name: '' }), uid: 'grant-uid-2' };
+    await h.run();
+    expect(h.client.writes.at(-1)).toEqual({ verb: 'replace', name: RULE });
+    expect(h.client.rules.get(RULE)?.ownerUids).toEqual(['grant-uid-2']);
+  });
+
+  it('writes rules without an owner when the grant cannot be read, said once; reads it only in a pass that may write', async () => {
+    const h = harness();
+    h.client.grant = undefined;
+    await h.run();
+    await h.run();
+    expect(h.client.rules.get(RULE)?.ownerUids).toEqual([]);
+    expect(h.messages().filter((m) => String(m.msg).includes('cannot be read'))).toHaveLength(1);
+    const reads = h.client.grantReads;
+    await h.run({ dryRun: true });
+    await h.run({}, true); // breaker open
+    expect(h.client.grantReads).toBe(reads);
+  });
 });

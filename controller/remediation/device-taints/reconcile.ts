@@ -5,13 +5,15 @@
  * wanted. With the breaker open nothing new is tainted (no create, no replace) but removals on
  * recovery go on; a dry run reports each would-be write once and writes nothing. Turned off
  * (deviceTaints.enabled false), the rules are removed once. Failures are counted and logged;
- * the next pass tries again.
+ * the next pass tries again. Every rule written names the granting ClusterRole as its owner
+ * (client.ts), read once per pass that writes; a rule of an older version, or of a grant since
+ * recreated, is replaced to name it, so the garbage collector removes the rules with the grant.
  */
 import { K8sApiError, describeError, isConflict, type Logger } from '../../../platform/index.js';
 import type { EventRecorder } from '../../node-status/index.js';
 import type { RemediationConfig } from '../config.js';
 import type { RemediationMetrics } from '../metrics.js';
-import type { DeviceTaintClient, StoredRule } from './client.js';
+import type { DeviceTaintClient, RuleOwner, StoredRule } from './client.js';
 import {
   MANAGED_BY,
   MANAGED_BY_LABEL,
@@ -206,9 +208,15 @@ export function createDeviceTaintReconciler(deps: DeviceTaintDeps): DeviceTaintR
 
     const stored = new Map(owned.map((rule) => [rule.name, rule]));
     const wanted = new Set(desired.rules.map((rule) => rule.name));
+    // The grant the rules are dependents of: read only by a pass that may write.
+    const grant =
+      desired.rules.length > 0 && !input.breakerOpen && !config.dryRun
+        ? await grantOwner(signal, saying)
+        : undefined;
     for (const rule of desired.rules) {
       const existing = stored.get(rule.name);
-      if (existing && same(existing, rule)) continue;
+      if (existing && same(existing, rule) && (grant === undefined || existing.ownerUids.includes(grant.uid)))
+        continue;
       const action = existing ? 'replace' : 'create';
       if (input.breakerOpen) {
         count(action, 'breaker-open');
@@ -222,7 +230,9 @@ export function createDeviceTaintReconciler(deps: DeviceTaintDeps): DeviceTaintR
         action,
         rule,
         () =>
-          existing ? client.replace(rule, existing.resourceVersion, signal) : client.create(rule, signal),
+          existing
+            ? client.replace(rule, existing.resourceVersion, signal, grant)
+            : client.create(rule, signal, grant),
         signal,
       );
       if (done) {
@@ -272,6 +282,30 @@ export function createDeviceTaintReconciler(deps: DeviceTaintDeps): DeviceTaintR
       }
     }
     said = saying;
+  };
+
+  /** The granting ClusterRole as an owner; undefined (said once) when it cannot be read. */
+  const grantOwner = async (signal: AbortSignal, saying: Set<string>): Promise<RuleOwner | undefined> => {
+    try {
+      const grant = await client.grantOwner(signal);
+      if (grant === undefined) {
+        saying.add('no grant owner');
+        if (!said.has('no grant owner'))
+          log.warn(
+            { remove: REMOVE_BY_HAND },
+            'the ClusterRole granting device taints cannot be read (named otherwise, or no get on it): rules are written without an owner and outlive the grant',
+          );
+      }
+      return grant;
+    } catch (error) {
+      if (signal.aborted) return undefined;
+      count('get-grant', 'error');
+      log.warn(
+        { err: describeError(error) },
+        'the ClusterRole granting device taints not read; rules written without an owner this pass',
+      );
+      return undefined;
+    }
   };
 
   /** Turned off: every rule this install owns is removed (in a dry run, reported); true when done. */
