@@ -16,13 +16,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import * as k8s from '@kubernetes/client-node';
-import {
-  BREAKER_CONFIGMAP,
-  BREAKER_KEY,
-  decodeBreaker,
-  encodeBreaker,
-  resetBreaker,
-} from '../contracts/index.js';
+import { kubeRemediationApi, runReset } from '../cli/remediation.js';
+import { memoryIO } from '../cli/testing.js';
+import { BREAKER_CONFIGMAP, BREAKER_KEY, decodeBreaker } from '../contracts/index.js';
 import type { RemediationConfigInput } from '../controller/remediation/index.js';
 import { manifestRbacObjects } from '../stack/index.js';
 import { createTestNamespace, kwokAvailable, watchUntil, type TestNamespace } from './setup/cluster.js';
@@ -309,18 +305,12 @@ suite('device taints (DRA) on the real control plane', () => {
   });
 
   it('goes with the grant: deleting the device-taints ClusterRole has the garbage collector delete the rules', async () => {
-    // The breaker test before left it open: a person resets it (what `remediation reset` writes).
-    const stored = await core.readNamespacedConfigMap({ name: BREAKER_CONFIGMAP, namespace: ns.name });
-    const open = decodeBreaker(stored.data?.[BREAKER_KEY]).value;
-    if (open?.state === 'open')
-      await core.replaceNamespacedConfigMap({
-        name: BREAKER_CONFIGMAP,
-        namespace: ns.name,
-        body: {
-          ...stored,
-          data: { [BREAKER_KEY]: encodeBreaker(resetBreaker(open, new Date().toISOString(), 'test')) },
-        },
-      });
+    // The breaker test before left it open: a person resets it (`npu-fault remediation reset`).
+    const reset = await runReset(
+      { namespace: ns.name, by: 'test', force: false },
+      { api: kubeRemediationApi(ns.admin, ns.name), io: memoryIO(), now: () => new Date().toISOString() },
+    );
+    expect(reset).toBe(0);
     await settings({ mode: 'cordon', breaker: { maxUnhealthyNodes: 5 }, deviceTaints: { enabled: true } });
     const target = node(2);
     await publishSlice(target);

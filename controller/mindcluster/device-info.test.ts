@@ -12,6 +12,17 @@ const viewOf = (data: Record<string, string>): MindClusterView => {
   return result.view;
 };
 const stamp = { bootId: 'mindcluster:uid-1', seq: 0, now: Date.parse('2026-12-03T10:00:00Z') };
+/** An agent's snapshot of node-a with `payload` (validated). */
+const agentSnapshot = (collector: string, payload: Record<string, unknown>): Snapshot =>
+  snapshotSchema.parse({
+    schema: 'hdc.health/v1',
+    node: 'node-a',
+    boot_id: 'b',
+    seq: 1,
+    collected_at: '2026-12-03T10:00:00Z',
+    collector,
+    payload,
+  });
 const npusOf = (s: Snapshot) => (s.payload.family === '910B' ? s.payload.npus : []);
 
 describe('Go-compatible JSON (the CheckCode)', () => {
@@ -128,20 +139,12 @@ describe('snapshotOf and mergeView', () => {
     expect(npusOf(snapshot)[1]?.hbm.ecc.double_bit).toBeNull();
   });
   it('merges codes and the worse health into the matching agent device only', () => {
-    const agent = snapshotSchema.parse({
-      schema: 'hdc.health/v1',
-      node: 'node-a',
-      boot_id: 'b',
-      seq: 1,
-      collected_at: '2026-12-03T10:00:00Z',
-      collector: 'hdc',
-      payload: {
-        family: '910B',
-        npus: [
-          { npu: 0, phy_id: 0, health: 'Warning', error_codes: ['80E00209'] },
-          { npu: 1, phy_id: 1, health: 'OK', error_codes: ['80E18402'] },
-        ],
-      },
+    const agent = agentSnapshot('hdc', {
+      family: '910B',
+      npus: [
+        { npu: 0, phy_id: 0, health: 'Warning', error_codes: ['80E00209'] },
+        { npu: 1, phy_id: 1, health: 'OK', error_codes: ['80E18402'] },
+      ],
     });
     const merged = npusOf(mergeView(agent, view));
     expect(merged[0]).toMatchObject({ health: 'Warning', error_codes: ['80E00209'] }); // the agent's fault stays
@@ -159,18 +162,10 @@ describe('snapshotOf and mergeView', () => {
     expect(snapshotOf(view, stamp).payload.node_problems).toBeUndefined();
   });
   it("merges NodeD's node problem into any agent snapshot, keeping the agent's own, within the contract's bound", () => {
-    const agent = snapshotSchema.parse({
-      schema: 'hdc.health/v1',
-      node: 'node-a',
-      boot_id: 'b',
-      seq: 1,
-      collected_at: '2026-12-03T10:00:00Z',
-      collector: 'nvidia-smi',
-      payload: {
-        family: 'nvidia',
-        gpus: [],
-        node_problems: [{ reason: 'nic-link-down', message: 'eth2 carrier down' }],
-      },
+    const agent = agentSnapshot('nvidia-smi', {
+      family: 'nvidia',
+      gpus: [],
+      node_problems: [{ reason: 'nic-link-down', message: 'eth2 carrier down' }],
     });
     const fault = { reason: 'host-hardware-fault', message: 'NodeD: node UnHealthy' };
     const merged = mergeNodeProblems(agent, [fault]);

@@ -248,10 +248,11 @@ export function createMindClusterSource(
       registers: [deps.registry],
     });
     for (const reason of REASONS) refusedInfo.inc({ reason }, 0);
-    /** A node's node problem from its last valid node-info ConfigMap (none: NotHandleFault only). */
-    const problems = new Map<string, NodeProblemReading | undefined>();
-    /** When each node's node-info ConfigMap was last written (received on this replica). */
-    const writtenAt = new Map<string, number>();
+    /**
+     * Each node's last valid node-info report: its node problem (none for NotHandleFault
+     * alone), as the array merged into snapshots, and when it was written (received here).
+     */
+    const reports = new Map<string, { problems: readonly NodeProblemReading[]; writtenAt: number }>();
     new Gauge({
       name: `${prefix}mindcluster_node_info_silent`,
       help: `Nodes whose NodeD report holds a problem but was not rewritten for ${NODE_INFO_SILENT_MS / 1000} s (NodeD rewrites it every 1800 s while a fault holds: NodeD down?); the problem is kept`,
@@ -259,8 +260,8 @@ export function createMindClusterSource(
       collect() {
         const now = clock.now();
         let silent = 0;
-        for (const [node, problem] of problems)
-          if (problem && deps.isNode(node) && now - (writtenAt.get(node) ?? now) > NODE_INFO_SILENT_MS)
+        for (const [node, report] of reports)
+          if (report.problems.length > 0 && deps.isNode(node) && now - report.writtenAt > NODE_INFO_SILENT_MS)
             silent++;
         this.set(silent);
       },
@@ -272,8 +273,9 @@ export function createMindClusterSource(
       registers: [deps.registry],
       collect() {
         const count: Record<string, number> = { 'host-hardware-fault': 0, 'host-hardware-warning': 0 };
-        for (const [node, problem] of problems)
-          if (problem && deps.isNode(node)) count[problem.reason] = (count[problem.reason] ?? 0) + 1;
+        for (const [node, { problems }] of reports)
+          for (const problem of deps.isNode(node) ? problems : [])
+            count[problem.reason] = (count[problem.reason] ?? 0) + 1;
         for (const [reason, value] of Object.entries(count)) this.set({ reason }, value);
       },
     });
@@ -283,21 +285,20 @@ export function createMindClusterSource(
         refusedInfo.inc({ reason: result.refused });
         log.warn(
           { node, reason: result.refused, message: result.message, resourceVersion: cached.resourceVersion },
-          problems.has(node)
+          reports.has(node)
             ? 'MindCluster node-info ConfigMap refused; the node keeps its last valid NodeD report'
             : 'MindCluster node-info ConfigMap refused; no NodeD report for the node until it is valid',
         );
         return;
       }
-      if (!problems.has(node) && problems.size >= maxNodes) {
+      if (!reports.has(node) && reports.size >= maxNodes) {
         refusedInfo.inc({ reason: 'limit' });
         log.warn({ node, maxNodes }, 'MindCluster node-info ConfigMap refused: maxNodes already held');
         return;
       }
-      const before = problems.get(node);
+      const before = reports.get(node)?.problems[0];
       const problem = nodeProblemOf(result.view);
-      problems.set(node, problem);
-      writtenAt.set(node, clock.now());
+      reports.set(node, { problems: problem ? [problem] : [], writtenAt: clock.now() });
       if (emitting && (before?.reason !== problem?.reason || before?.message !== problem?.message))
         emit(node);
     };
@@ -311,24 +312,21 @@ export function createMindClusterSource(
           onAdd: (_key, cached) => seenInfo(cached),
           onUpdate: (_key, cached) => seenInfo(cached),
           onDelete: (_key, previous) => {
-            const had = problems.get(previous.node);
-            problems.delete(previous.node);
-            writtenAt.delete(previous.node);
+            const had = reports.get(previous.node)?.problems.length ?? 0;
+            reports.delete(previous.node);
             log.info(
               { node: previous.node },
               'MindCluster node-info ConfigMap deleted (NodeD: the node is healthy)',
             );
-            if (emitting && had !== undefined) emit(previous.node);
+            if (emitting && had > 0) emit(previous.node);
           },
         },
       },
     );
     return {
       loop: infoLoop,
-      problems: (node: string): readonly NodeProblemReading[] => {
-        const problem = deps.isNode(node) ? problems.get(node) : undefined;
-        return problem ? [problem] : [];
-      },
+      problems: (node: string): readonly NodeProblemReading[] =>
+        (deps.isNode(node) ? reports.get(node)?.problems : undefined) ?? [],
     };
   }
 
